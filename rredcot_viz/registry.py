@@ -1,0 +1,57 @@
+"""The one registry class: every pluggable concept (segmenter, estimator, importer, ...) keeps its
+implementations in a ``Registry`` so that adding one is one file plus one ``@register`` line, and the CLI and
+the app list the choices from ``names()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from rredcot_viz.errors import UnknownNameError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Named implementations of one concept, registered explicitly (no subclass discovery).
+
+    >>> things = Registry[type]("thing")
+    >>> @things.register("a")
+    ... class A: ...
+    >>> things.get("a") is A, things.names()
+    (True, ['a'])
+    """
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._items: dict[str, T] = {}
+
+    def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
+        """Decorator that registers ``obj`` under ``name``; a duplicate name raises unless ``replace``."""
+
+        def decorate(obj: T) -> T:
+            if name in self._items and not replace:
+                raise ValueError(f"{self.kind} {name!r} is already registered; pass replace=True to override it")
+            self._items[name] = obj
+            return obj
+
+        return decorate
+
+    def get(self, name: str) -> T:
+        try:
+            return self._items[name]
+        except KeyError:
+            raise UnknownNameError(self.kind, name, self.names()) from None
+
+    def names(self) -> list[str]:
+        return list(self._items)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)

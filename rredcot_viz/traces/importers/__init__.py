@@ -1,0 +1,24 @@
+"""Dataset importers, one file per source format, registered by name in ``importers``."""
+
+from rredcot_viz.traces.importers import (
+    gsm8k,  # noqa: F401  (registers the importer)
+    gsm8k_solutions,  # noqa: F401  (registers the importer)
+    math,  # noqa: F401  (registers the importer)
+    math_shepherd,  # noqa: F401  (registers the importer)
+    native,  # noqa: F401  (registers the importer)
+    prm800k,  # noqa: F401  (registers the importer)
+    processbench,  # noqa: F401  (registers the importer)
+    qwen_rm,  # noqa: F401  (registers the importer)
+    thought_anchors,  # noqa: F401  (registers the importer)
+)
+from rredcot_viz.traces.importers.base import (
+    Importer,
+    ImportIssue,
+    ImportReport,
+    detect_format,
+    import_file,
+    importers,
+    read_records,
+)
+
+__all__ = ["ImportIssue", "ImportReport", "Importer", "detect_format", "import_file", "importers", "read_records"]

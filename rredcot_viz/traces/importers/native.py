@@ -1,0 +1,21 @@
+"""Our own schema (``rredcot.trace/1``): one ``Trace.to_dict()`` object per JSONL line or JSON array item."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rredcot_viz.traces.importers.base import Importer, importers
+from rredcot_viz.traces.trace import SCHEMA, Trace
+
+
+@importers.register("native")
+class NativeImporter(Importer):
+    name = "native"
+    description = "RREDCoT Explorer's own trace schema (what `import --out` and the app write)"
+
+    @classmethod
+    def sniff(cls, record: dict[str, Any]) -> bool:
+        return record.get("schema") == SCHEMA or {"question", "cot"} <= set(record)
+
+    def convert(self, record: dict[str, Any]) -> list[Trace]:
+        return [Trace.from_dict(record)]

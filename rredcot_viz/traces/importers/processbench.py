@@ -1,0 +1,49 @@
+"""ProcessBench (QwenLM/ProcessBench, arXiv 2412.06559): ``gsm8k.json`` / ``math.json`` etc., a JSON array of
+``{id, generator, problem, steps, final_answer_correct, label}``.
+
+Index convention: ``label`` is already ours (0-based first wrong step, -1 = all correct, METHOD.md §0.2), so
+``first_error = label`` unchanged. The response is not stored as one text, so ``cot`` is the steps joined with
+a blank line and ``steps`` are those exact pieces (segment t = step t with the ``given`` segmenter).
+``correct`` is ``final_answer_correct``: an outcome label that may be True even when ``label >= 0`` (§8.2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rredcot_viz.errors import TraceError
+from rredcot_viz.traces.importers.base import Importer, importers
+from rredcot_viz.traces.trace import Trace
+
+STEP_SEPARATOR = "\n\n"
+
+
+@importers.register("processbench")
+class ProcessBenchImporter(Importer):
+    name = "processbench"
+    description = "ProcessBench first-error benchmark (problem, pre-split steps, 0-based label, -1 = correct)"
+
+    @classmethod
+    def sniff(cls, record: dict[str, Any]) -> bool:
+        return {"problem", "steps", "label"} <= set(record) and isinstance(record["steps"], list)
+
+    def convert(self, record: dict[str, Any]) -> list[Trace]:
+        steps = record["steps"]
+        if not steps or not all(isinstance(step, str) and step.strip() for step in steps):
+            raise TraceError("`steps` must be a non-empty list of non-empty strings")
+        label = record["label"]
+        if not isinstance(label, int) or isinstance(label, bool):
+            raise TraceError(f"`label` must be an integer step index or -1, got {label!r}")
+        correct = record.get("final_answer_correct")
+        return [
+            Trace(
+                question=record["problem"],
+                cot=STEP_SEPARATOR.join(steps),
+                steps=tuple(steps),
+                first_error=label,
+                correct=None if correct is None else bool(correct),
+                source=self.name,
+                trace_id=None if record.get("id") is None else str(record["id"]),
+                metadata={"generator": record["generator"]} if "generator" in record else {},
+            )
+        ]

@@ -1,0 +1,144 @@
+"""LanguageModel on tiny random models: stats, offsets, prompts, sampling, costs and error messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rredcot_viz.errors import ContextLengthError, ModelOutOfMemoryError
+from rredcot_viz.model.lm import RAW_PROMPT_TEMPLATE
+from rredcot_viz.model.packing import Continuation
+from rredcot_viz.model.sampling import SamplingConfig, filter_logits
+
+TEXT = "So the total is 12 * 4 = 48.\nNext, we subtract 6 to get 42. Wait, let me check again."
+
+
+def _full_logprobs(lm, ids):
+    with torch.no_grad():
+        return torch.log_softmax(lm.model(torch.tensor([ids])).logits[0].float(), dim=-1)
+
+
+def test_token_stats_match_one_full_forward(tiny):
+    prompt = tiny.encode_prompt(tiny.format_prompt("What is 12 * 4 - 6?"))
+    ids = prompt + tiny.encode(TEXT)
+    stats = tiny.token_stats(ids, start=len(prompt))
+    full = _full_logprobs(tiny, ids)
+    targets = torch.tensor(ids[len(prompt) :])
+    want_lp = full[len(prompt) - 1 : -1].gather(-1, targets[:, None])[:, 0].numpy()
+    want_h = -(full.exp() * full).sum(-1)[len(prompt) - 1 : -1].numpy()
+    assert stats.logprobs.shape == (len(ids) - len(prompt),)
+    np.testing.assert_allclose(stats.logprobs, want_lp, atol=1e-5)
+    np.testing.assert_allclose(stats.entropies, want_h, atol=1e-5)
+    assert (stats.entropies > 0).all() and (stats.entropies <= np.log(len(tiny.tokenizer)) + 1e-6).all()
+
+
+def test_chunked_prefill_equals_single_pass(tiny):
+    ids = tiny.encode_prompt(tiny.format_prompt("q")) + tiny.encode(TEXT * 3)
+    whole = tiny.token_stats(ids, start=5)
+    old = tiny.prefill_chunk
+    tiny.prefill_chunk = 7
+    try:
+        chunked = tiny.token_stats(ids, start=5)
+    finally:
+        tiny.prefill_chunk = old
+    np.testing.assert_allclose(chunked.logprobs, whole.logprobs, atol=1e-5)
+    np.testing.assert_allclose(chunked.entropies, whole.entropies, atol=1e-5)
+
+
+def test_stats_and_continuations_in_one_call(tiny):
+    ids = tiny.encode_prompt(tiny.format_prompt("q")) + tiny.encode(TEXT)
+    requests = [Continuation(cut, (), tuple(tiny.encode(" 42"))) for cut in (10, 20, len(ids))]
+    both = tiny.score_continuations(ids, requests, stats_start=3)
+    np.testing.assert_allclose(both.stats.logprobs, tiny.token_stats(ids, 3).logprobs, atol=1e-6)
+    assert both.cost.calls == 1 and both.cost.tokens_processed == len(ids) + sum(r.block_length for r in requests)
+
+
+def test_offsets_tile_the_text(tiny):
+    text = "Hmm,  ünïcode ✓ and\n\nnew lines: 3.5 * 2 = 7"
+    encoding = tiny.encode_with_offsets(text)
+    assert encoding.starts[0] == 0
+    assert encoding.starts == sorted(encoding.starts)
+    assert len(encoding.ids) == len(encoding.starts)
+    assert tiny.tokenizer.decode(encoding.ids) == text  # byte-level BPE is lossless
+
+
+def test_prompt_formats(tiny):
+    chat = tiny.format_prompt("Add 2 and 3.", system="Be brief.")
+    assert chat.startswith("<|im_start|>system\nBe brief.<|im_end|>") and chat.endswith("<|im_start|>assistant\n")
+    ids = tiny.encode_prompt(chat)
+    assert ids[0] == tiny.tokenizer.convert_tokens_to_ids("<|im_start|>")  # markers parsed as special tokens
+    assert tiny.format_prompt("Add 2 and 3.", chat=False) == RAW_PROMPT_TEMPLATE.format(question="Add 2 and 3.")
+
+
+def test_sampling_is_reproducible_per_row(tiny):
+    prompt = tiny.encode_prompt(tiny.format_prompt("Count to five."))
+    config = SamplingConfig(temperature=1.0, top_p=0.9, max_new_tokens=12, batch_size=3)
+    first = tiny.sample([prompt, prompt[:-2], prompt], [7, 8, 7], config)
+    again = tiny.sample([prompt], [7], config)
+    assert first.generations[0].token_ids == first.generations[2].token_ids == again.generations[0].token_ids
+    assert first.generations[0].token_ids != first.generations[1].token_ids
+    assert all(g.finish_reason in ("eos", "length", "stop") for g in first.generations)
+    generated = sum(len(g.token_ids) for g in first.generations)
+    assert first.cost.tokens_generated == generated and first.cost.calls == 1
+
+
+def test_greedy_sampling_follows_argmax(tiny):
+    prompt = tiny.encode_prompt(tiny.format_prompt("Say something."))
+    result = tiny.sample([prompt], [0], SamplingConfig(temperature=0.0, max_new_tokens=6))
+    ids = list(prompt)
+    for token in result.generations[0].token_ids:
+        assert token == int(_full_logprobs(tiny, ids)[-1].argmax())
+        ids.append(token)
+
+
+def test_stop_strings_and_truncation(tiny):
+    prompt = tiny.encode_prompt(tiny.format_prompt("Go."))
+    free = tiny.sample([prompt], [3], SamplingConfig(temperature=0.0, max_new_tokens=20)).generations[0]
+    assert free.finish_reason == "length" and free.truncated and len(free.token_ids) == 20
+    stop = free.text[len(free.text) // 2 : len(free.text) // 2 + 2]
+    stopped = tiny.sample([prompt], [3], SamplingConfig(temperature=0.0, max_new_tokens=20, stop_strings=(stop,)))
+    generation = stopped.generations[0]
+    assert generation.finish_reason == "stop" and generation.text.endswith(stop)
+    assert len(generation.token_ids) < 20
+
+
+def test_top_p_keeps_the_nucleus():
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    kept = torch.isfinite(filter_logits(logits, SamplingConfig(temperature=1.0, top_p=0.75)))
+    assert kept.tolist() == [[True, True, False, False]]  # 0.5 < 0.75, 0.5 + 0.3 >= 0.75
+    top1 = torch.isfinite(filter_logits(logits, SamplingConfig(temperature=1.0, top_p=0.4)))
+    assert top1.tolist() == [[True, False, False, False]]
+
+
+def test_context_length_error_names_both_numbers(tiny):
+    limit = tiny.context_length
+    with pytest.raises(ContextLengthError, match=f"is {limit + 5} tokens but the model's context is {limit} tokens"):
+        tiny.token_stats([5] * (limit + 5), start=1)
+    with pytest.raises(ContextLengthError):
+        tiny.score_continuations([5] * 10, [Continuation(10, (), (1,) * limit)])
+
+
+def test_out_of_memory_suggests_4bit_or_smaller_model(tiny, monkeypatch):
+    def explode(**_kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(
+        tiny,
+        "model",
+        type(
+            "Boom",
+            (),
+            {"__call__": staticmethod(explode), "parameters": tiny.model.parameters, "config": tiny.model.config},
+        )(),
+    )
+    with pytest.raises(ModelOutOfMemoryError, match="4-bit.*smaller model"):
+        tiny.token_stats([5, 6, 7], start=1)
+
+
+def test_meter_accumulates_costs(tiny):
+    before = tiny.meter.total.calls
+    tiny.token_stats(tiny.encode("one two three"), start=1)
+    tiny.token_stats(tiny.encode("four five"), start=1)
+    assert tiny.meter.total.calls == before + 2
+    assert tiny.meter.history[-1][0] == "token_stats"

@@ -1,0 +1,56 @@
+"""The command line: info, import, and error handling without tracebacks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rredcot_viz.cli import main
+from rredcot_viz.paths import SAMPLE_TRACES_DIR
+
+
+@pytest.mark.integration
+def test_info_prints_the_embedded_model(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "SmolLM2-135M-Instruct" in out
+    assert "device          cpu" in out and "context length  8192 tokens" in out
+    assert "quantization    none" in out
+
+
+def test_info_list_shows_the_catalogue(capsys):
+    assert main(["info", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "smollm2-135m" in out and "[embedded]" in out and "qwen2.5-coder-1.5b" in out
+
+
+def test_quantization_on_cpu_is_a_clear_error(capsys):
+    assert main(["info", "--quantization", "4bit"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: 4bit quantization needs bitsandbytes on a CUDA GPU") and "Traceback" not in err
+
+
+def test_import_summarises_and_writes_our_jsonl(tmp_path, capsys):
+    out = tmp_path / "traces.jsonl"
+    assert main(["import", str(SAMPLE_TRACES_DIR / "arithmetic.jsonl"), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "format                   native" in text and "records_failed           0" in text
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(written) == 7 and all(record["schema"] == "rredcot.trace/1" for record in written)
+
+
+def test_import_reports_bad_lines_with_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    good = {"question": "What is 1 + 1?", "cot": "1 + 1 = 2. The answer is \\boxed{2}.", "reference_answer": "2"}
+    bad.write_text(json.dumps(good) + "\n{not json\n" + json.dumps({"question": "q"}) + "\n")
+    assert main(["import", str(bad)]) == 0
+    text = capsys.readouterr().out
+    assert "records_read             3" in text and "records_failed           2" in text
+    assert "bad.jsonl:line 2: invalid JSON" in text
+    assert "bad.jsonl:line 3: native: missing required trace fields ['cot']" in text
+
+
+def test_missing_file_is_a_clear_error(tmp_path, capsys):
+    assert main(["import", str(tmp_path / "nope.jsonl")]) == 2
+    assert "does not exist" in capsys.readouterr().err
