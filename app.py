@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rredcot_viz.errors import RredcotError
+from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig, offline_environment
 from rredcot_viz.traces.io import sample_traces
@@ -23,15 +25,32 @@ def load_samples():
 
 
 traces = load_samples()
-model = load_model(ModelConfig())
+model_key = st.sidebar.selectbox(
+    "Model",
+    list(CATALOGUE),
+    index=list(CATALOGUE).index(DEFAULT_MODEL),
+    format_func=lambda key: f"{CATALOGUE[key].display_name} · {CATALOGUE[key].size_mb} MB",
+    key="model",
+)
+st.sidebar.caption(CATALOGUE[model_key].reason)
+try:
+    model = load_model(ModelConfig(source=model_key))
+except RredcotError as error:
+    st.error(str(error))
+    st.stop()
 info = model.info()
 
 st.title("RREDCoT Explorer")
-st.caption(
-    f"Model: **{info['name']}** on {info['device']} ({info['dtype']}, context {info['context_length']} tokens). "
-    "This small embedded model cannot do arithmetic: its value curves mostly jump only once the answer is "
+weak = (
+    " This small embedded model cannot do arithmetic: its value curves mostly jump only once the answer is "
     "written. Fetch Qwen2.5-Coder-1.5B (`python -m rredcot_viz fetch-model qwen2.5-coder-1.5b`) for estimates "
     "that mean something on a CPU."
+    if model_key == DEFAULT_MODEL
+    else ""
+)
+st.caption(
+    f"Model: **{info['name']}** on {info['device']} ({info['dtype']}, context {info['context_length']} tokens)."
+    + weak
 )
 labels = {f"{t.metadata.get('title', t.trace_id)} ({t.metadata.get('kind', '?')})": t for t in traces}
 choice = st.sidebar.selectbox("Sample trace", list(labels), key="trace")
