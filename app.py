@@ -49,8 +49,7 @@ weak = (
     else ""
 )
 st.caption(
-    f"Model: **{info['name']}** on {info['device']} ({info['dtype']}, context {info['context_length']} tokens)."
-    + weak
+    f"Model: **{info['name']}** on {info['device']} ({info['dtype']}, context {info['context_length']} tokens)." + weak
 )
 labels = {f"{t.metadata.get('title', t.trace_id)} ({t.metadata.get('kind', '?')})": t for t in traces}
 choice = st.sidebar.selectbox("Sample trace", list(labels), key="trace")

@@ -26,29 +26,37 @@ class Registry(Generic[T]):
     def __init__(self, kind: str):
         self.kind = kind
         self._items: dict[str, T] = {}
+        self._aliases: dict[str, str] = {}
 
-    def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
-        """Decorator that registers ``obj`` under ``name``; a duplicate name raises unless ``replace``."""
+    def register(self, name: str, *, aliases: tuple[str, ...] = (), replace: bool = False) -> Callable[[T], T]:
+        """Decorator that registers ``obj`` under ``name`` (and ``aliases``, which resolve to it but are not
+        listed by ``names()``); a duplicate name raises unless ``replace``."""
 
         def decorate(obj: T) -> T:
-            if name in self._items and not replace:
-                raise ValueError(f"{self.kind} {name!r} is already registered; pass replace=True to override it")
+            for key in (name, *aliases):
+                if (key in self._items or key in self._aliases) and not replace:
+                    raise ValueError(f"{self.kind} {key!r} is already registered; pass replace=True to override it")
             self._items[name] = obj
+            self._aliases.update({alias: name for alias in aliases})
             return obj
 
         return decorate
 
+    def resolve(self, name: str) -> str:
+        """The registered name for ``name`` or one of its aliases."""
+        name = self._aliases.get(name, name)
+        if name not in self._items:
+            raise UnknownNameError(self.kind, name, self.names())
+        return name
+
     def get(self, name: str) -> T:
-        try:
-            return self._items[name]
-        except KeyError:
-            raise UnknownNameError(self.kind, name, self.names()) from None
+        return self._items[self.resolve(name)]
 
     def names(self) -> list[str]:
         return list(self._items)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._items
+        return name in self._items or name in self._aliases
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)

@@ -26,7 +26,7 @@ commands: Registry[Command] = Registry("command")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from rredcot_viz.cli import data_commands, model_commands  # noqa: F401  (register the commands)
+    from rredcot_viz.cli import analysis_commands, data_commands, model_commands  # noqa: F401  (registers them)
 
     parser = argparse.ArgumentParser(prog="python -m rredcot_viz", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the library does")

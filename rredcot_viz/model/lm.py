@@ -49,6 +49,15 @@ class CallCost:
             self.seconds + other.seconds,
         )
 
+    def __sub__(self, other: CallCost) -> CallCost:
+        return CallCost(
+            self.calls - other.calls,
+            self.forward_passes - other.forward_passes,
+            self.tokens_processed - other.tokens_processed,
+            self.tokens_generated - other.tokens_generated,
+            self.seconds - other.seconds,
+        )
+
     def as_dict(self) -> dict[str, float]:
         return {
             "calls": self.calls,

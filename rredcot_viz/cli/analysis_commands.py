@@ -1,0 +1,195 @@
+"""``analyze``: per-segment R-hat, v-hat, Q-hat and sigma for the traces of any importable file."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from rredcot_viz.cli import Command, commands
+from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
+from rredcot_viz.cli.options import parse_overrides
+
+
+def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    from rredcot_viz.traces.importers import importers
+
+    parser.add_argument("file", help="traces in any supported format (see `import`)")
+    parser.add_argument("--format", default="auto", choices=["auto", *importers.names()])
+    parser.add_argument("--trace", action="append", help="trace id or 0-based index to analyse (repeatable)")
+    parser.add_argument("--limit", type=int, default=None, help="analyse at most this many traces")
+
+
+def select_traces(args: argparse.Namespace) -> list:
+    from rredcot_viz.errors import ImportFormatError
+    from rredcot_viz.traces.importers import import_file
+
+    report = import_file(args.file, args.format)
+    for issue in report.issues[:5]:
+        print(f"skipped: {issue}")
+    traces = report.traces
+    if args.trace:
+        chosen = []
+        for wanted in args.trace:
+            matches = [t for t in traces if wanted in (t.trace_id, t.short_id)]
+            if not matches and wanted.isdigit() and int(wanted) < len(traces):
+                matches = [traces[int(wanted)]]
+            if not matches:
+                raise ImportFormatError(
+                    f"no trace {wanted!r} in {args.file}: give a trace id or an index below {len(traces)}"
+                )
+            chosen.extend(matches)
+        traces = chosen
+    return traces[: args.limit] if args.limit else traces
+
+
+def add_method_arguments(parser: argparse.ArgumentParser) -> None:
+    from rredcot_viz.estimators import estimators
+    from rredcot_viz.estimators.redistribution import VARIANTS
+    from rredcot_viz.segmenters import segmenters
+
+    group = parser.add_argument_group("segmentation and estimation")
+    group.add_argument("--segmenter", default="hybrid", choices=segmenters.names())
+    group.add_argument("--k", type=int, help="target number of segments (hybrid default 12)")
+    group.add_argument("--merge-score", choices=["sum", "boundary"], help="hybrid merge score")
+    group.add_argument("--seg-opt", action="append", metavar="KEY=VALUE", help="any segmenter setting")
+    group.add_argument("--estimator", default="rredcot", choices=estimators.names())
+    group.add_argument("--aggregation", help="mean_prob (default), seq_prob, geo_mean, candidate_normalized, ...")
+    group.add_argument("--trigger", help="answer trigger text (default: by trace style)")
+    group.add_argument("--est-opt", action="append", metavar="KEY=VALUE", help="any estimator setting")
+    group.add_argument("--variant", default="exact_sum", choices=VARIANTS, help="redistribution variant")
+    group.add_argument("--scope", default="reasoning", choices=["reasoning", "whole", "think"])
+    group.add_argument(
+        "--boundaries",
+        default="segmenter",
+        choices=["all", "segmenter", "states"],
+        help="cuts scored up front: all candidates (slow, then any K is free), the segmenter's (default), or states",
+    )
+    group.add_argument("--no-chat-template", action="store_true", help="raw prompt instead of the chat template")
+
+
+def build_methods(args: argparse.Namespace):
+    from rredcot_viz.estimators import estimators
+    from rredcot_viz.segmenters import segmenters
+
+    segmenter_type = segmenters.get(args.segmenter)
+    seg_options = parse_overrides(segmenter_type.Config, args.seg_opt)
+    if args.k is not None:
+        seg_options["k"] = args.k
+    if args.merge_score:
+        seg_options["merge_score"] = args.merge_score
+    estimator_type = estimators.get(args.estimator)
+    est_options = parse_overrides(estimator_type.Config, args.est_opt)
+    if args.aggregation:
+        est_options["aggregation"] = args.aggregation
+    if args.trigger:
+        est_options["trigger"] = args.trigger.encode().decode("unicode_escape")
+    return segmenter_type(**seg_options), estimator_type(**est_options)
+
+
+def analysis_config(args: argparse.Namespace):
+    from rredcot_viz.engine import AnalysisConfig, PromptConfig
+
+    prompt = PromptConfig(chat_template=not args.no_chat_template)
+    return AnalysisConfig(prompt=prompt, scope=args.scope, boundaries=args.boundaries, variant=args.variant)
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "(no segments)"
+    columns = list(rows[0])
+    cells = [[_cell(row[c]) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    return f"{value:+.4f}" if isinstance(value, float) else str(value)
+
+
+def result_record(result) -> dict[str, Any]:
+    seg = result.segmentation
+    return {
+        "trace_id": result.trace.trace_id,
+        "trace_hash": result.trace.content_hash,
+        "segmenter": seg.strategy,
+        "estimator": result.values.estimator,
+        "variant": result.variant,
+        "k": result.k,
+        "outcome": result.outcome,
+        "values": result.values.values.tolist(),
+        "components": {k: v.tolist() for k, v in result.values.components.items()},
+        "sigma": result.sigma.tolist(),
+        "segments": [{"text": s.text, "char_span": s.char_span, "token_span": s.token_span} for s in seg.segments],
+        "warnings": result.warnings,
+        "cost": result.cost.as_dict(),
+    }
+
+
+def _configure_analyze(parser: argparse.ArgumentParser) -> None:
+    add_trace_arguments(parser)
+    add_method_arguments(parser)
+    parser.add_argument("--out", help="write results: .jsonl (one record per trace) or .csv (one row per segment)")
+    parser.add_argument("--preview", type=int, default=48, help="characters of segment text in the table")
+    add_model_arguments(parser)
+
+
+def _run_analyze(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from rredcot_viz.engine import Analyzer
+
+    traces = select_traces(args)
+    segmenter, estimator = build_methods(args)
+    analyzer = Analyzer(load_from_args(args), analysis_config(args))
+    results = []
+    for trace in traces:
+        bar = tqdm(total=1, desc=f"scoring {trace.trace_id or trace.short_id}", unit="pass", leave=False)
+
+        def progress(done: int, total: int, bar=bar) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        result = analyzer.analyze(trace, segmenter, estimator, progress=progress)
+        bar.close()
+        results.append(result)
+        print(f"\n== {trace.trace_id or trace.short_id}: {trace.question[:70]!r}")
+        print(
+            f"   {segmenter.name} K={result.k}, {estimator.name}, {result.variant}; answer {trace.answer!r} vs "
+            f"reference {trace.reference_answer!r} -> R={result.outcome:g}; sum(sigma)={result.sigma.sum():+.4f}; "
+            f"{result.cost.tokens_processed} tokens, {result.cost.seconds:.1f} s"
+        )
+        for warning in result.warnings + result.values.notes:
+            print(f"   note: {warning}")
+        print(format_table(result.rows(args.preview)))
+    if args.out:
+        write_results(results, Path(args.out))
+        print(f"\nwrote {len(results)} results to {args.out}")
+    return 0
+
+
+def write_results(results: list, path: Path) -> None:
+    if path.suffix == ".csv":
+        with open(path, "w", newline="", encoding="utf-8") as sink:
+            writer = None
+            for result in results:
+                for row in result.rows(preview=10_000):
+                    row = {"trace_id": result.trace.trace_id, "trace_hash": result.trace.short_id, **row}
+                    if writer is None:
+                        writer = csv.DictWriter(sink, fieldnames=list(row))
+                        writer.writeheader()
+                    writer.writerow(row)
+    else:
+        with open(path, "w", encoding="utf-8") as sink:
+            for result in results:
+                sink.write(json.dumps(result_record(result), ensure_ascii=False) + "\n")
+
+
+commands.register("analyze")(
+    Command("per-segment R-hat, v-hat, Q-hat and sigma for traces in any format", _configure_analyze, _run_analyze)
+)

@@ -1,0 +1,159 @@
+"""``Analyzer``: segment a trace, estimate its state values and redistribute the outcome.
+
+The first analysis of a trace runs one model call that yields the token stats (for entropy-based
+segmentation) and the scores at every candidate boundary (``boundaries="all"``: every newline, keyword,
+paragraph and sentence cut, plus the chosen segmenter's candidates). Any later segmentation whose cuts are
+among them, e.g. the hybrid segmenter with another K, is assembled from the cache with zero model calls.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from rredcot_viz.engine.cache import BoundaryCache
+from rredcot_viz.engine.context import PromptConfig, TraceContext
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.estimators.base import StateValues, ValueEstimator
+from rredcot_viz.estimators.redistribution import VARIANTS, Variant, redistribute
+from rredcot_viz.model.lm import CallCost, LanguageModel, ProgressFn
+from rredcot_viz.segmenters.base import Segmentation, Segmenter, segmenters
+from rredcot_viz.segmenters.scope import Scope
+from rredcot_viz.traces.trace import Trace
+
+Boundaries = Literal["all", "segmenter", "states"]
+ALL_BOUNDARY_SEGMENTERS = ("keyword", "line", "paragraph", "sentence")
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    prompt: PromptConfig = field(default_factory=PromptConfig)
+    scope: Scope = "reasoning"
+    boundaries: Boundaries = "all"
+    """Which cuts the first model call scores: every text candidate (``all``), the chosen segmenter's
+    candidates (``segmenter``), or only the final states (``states``, a second call after the stats)."""
+    variant: Variant = "exact_sum"
+
+    def __post_init__(self) -> None:
+        if self.boundaries not in ("all", "segmenter", "states"):
+            raise ConfigError(f"boundaries must be all, segmenter or states, got {self.boundaries!r}")
+        if self.variant not in VARIANTS:
+            raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        if self.scope not in ("reasoning", "whole", "think"):
+            raise ConfigError(f"scope must be reasoning, whole or think, got {self.scope!r}")
+
+
+@dataclass
+class AnalysisResult:
+    trace: Trace
+    segmentation: Segmentation
+    values: StateValues
+    sigma: np.ndarray  # (K,) sigma[i] is sigma_{i+1}
+    variant: str
+    cost: CallCost  # what this call cost the model (zero when everything came from the cache)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> float:
+        return float(self.values.values[-1])
+
+    @property
+    def k(self) -> int:
+        return self.segmentation.k
+
+    @property
+    def model_calls(self) -> int:
+        return self.cost.calls
+
+    def rows(self, preview: int = 60) -> list[dict[str, Any]]:
+        """One row per segment t: its text, the values at the state s_t it starts from, and sigma_t."""
+        rows = []
+        for segment, sigma in zip(self.segmentation.segments, self.sigma, strict=True):
+            state = segment.index  # segment t starts from state s_t: 0-based state index = segment index
+            text = " ".join(segment.text.split())
+            row: dict[str, Any] = {
+                "segment": segment.index + 1,
+                "text": text if len(text) <= preview else text[: preview - 1] + "…",
+                "tokens": segment.n_tokens,
+                "boundary": segment.boundary_kind,
+            }
+            for name, series in self.values.components.items():
+                if name in ("R_hat", "v_hat"):
+                    row[name] = float(series[state])
+            row["Q_hat"] = float(self.values.values[state])
+            row["sigma"] = float(sigma)
+            rows.append(row)
+        return rows
+
+
+class Analyzer:
+    """Runs analyses for one model, keeping token contexts and the all-boundary cache between calls."""
+
+    def __init__(self, lm: LanguageModel, config: AnalysisConfig | None = None, cache: BoundaryCache | None = None):
+        self.lm = lm
+        self.config = config or AnalysisConfig()
+        self.cache = cache or BoundaryCache()
+        self._contexts: OrderedDict[tuple[str, PromptConfig], TraceContext] = OrderedDict()
+
+    def context(self, trace: Trace) -> TraceContext:
+        key = (trace.content_hash, self.config.prompt)
+        if key not in self._contexts:
+            self._contexts[key] = TraceContext(trace, self.lm, self.config.prompt, self.cache)
+            while len(self._contexts) > 32:
+                self._contexts.popitem(last=False)
+        self._contexts.move_to_end(key)
+        return self._contexts[key]
+
+    def scope_for(self, segmenter: Segmenter) -> Scope:
+        return getattr(segmenter, "scope", None) or self.config.scope
+
+    def candidate_prefixes(self, context: TraceContext, segmenter: Segmenter) -> set[int]:
+        """The state prefixes the first model call scores, by ``config.boundaries``."""
+        scope = self.scope_for(segmenter)
+        prefixes = {0, context.region_tokens(scope)}
+        if self.config.boundaries == "states":
+            return set()
+        if segmenter.text_based:
+            prefixes |= set(segmenter.candidate_cuts(context.segmenter_input(scope, with_entropies=False)))
+        if self.config.boundaries == "all":
+            text_input = context.segmenter_input(self.config.scope, with_entropies=False)
+            prefixes.add(context.region_tokens(self.config.scope))
+            for name in ALL_BOUNDARY_SEGMENTERS:
+                prefixes |= set(segmenters.get(name)().candidate_cuts(text_input))
+            if context.trace.steps is not None:
+                given = segmenters.get("given")()
+                prefixes |= set(given.candidate_cuts(context.segmenter_input("think", with_entropies=False)))
+                prefixes.add(context.region_tokens("think"))
+        return prefixes
+
+    def segment(self, trace: Trace, segmenter: Segmenter) -> Segmentation:
+        context = self.context(trace)
+        return segmenter.segment(context.segmenter_input(self.scope_for(segmenter)))
+
+    def precompute(
+        self, trace: Trace, segmenter: Segmenter, estimator: ValueEstimator, progress: ProgressFn | None = None
+    ) -> CallCost:
+        """The first, combined model call: token stats plus scores at every candidate prefix."""
+        context = self.context(trace)
+        estimator.check(trace)
+        prefixes = self.candidate_prefixes(context, segmenter)
+        return context.ensure(estimator.series(context), prefixes, need_stats=True, progress=progress)
+
+    def analyze(
+        self, trace: Trace, segmenter: Segmenter, estimator: ValueEstimator, progress: ProgressFn | None = None
+    ) -> AnalysisResult:
+        """Segment ``trace``, estimate its state values and redistribute; ``progress(done, total)`` is called
+        per model pass of the first (expensive) call."""
+        before = self.lm.meter.total
+        self.precompute(trace, segmenter, estimator, progress)
+        segmentation = self.segment(trace, segmenter)
+        values = estimator.estimate(self.context(trace), segmentation)
+        sigma = redistribute(values.values, self.config.variant)
+        cost = self.lm.meter.total - before
+        values.cost = cost
+        return AnalysisResult(
+            trace, segmentation, values, sigma, self.config.variant, cost, list(segmentation.warnings)
+        )

@@ -1,0 +1,80 @@
+"""The all-boundary cache: model scores keyed by content, so re-segmenting never re-runs the model.
+
+A *context key* identifies (trace content, model fingerprint, prompt text): everything that fixes the token
+ids. Under it the cache keeps the trace's token stats and, per *series key* (the context and target texts
+scored after a prefix), the per-token log-probs at every prefix length computed so far. Aggregations are
+applied later, so switching them is free too. An optional backend (the DuckDB store) persists entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from rredcot_viz.model.lm import TokenStats
+
+
+def content_key(*parts: object) -> str:
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+class CacheBackend(Protocol):
+    """Persistent storage behind the in-memory cache (implemented by the DuckDB store)."""
+
+    def load_stats(self, context_key: str) -> TokenStats | None: ...
+    def save_stats(self, context_key: str, stats: TokenStats) -> None: ...
+    def load_scores(self, context_key: str, series_key: str) -> dict[int, np.ndarray]: ...
+    def save_scores(self, context_key: str, series_key: str, scores: dict[int, np.ndarray]) -> None: ...
+
+
+@dataclass
+class _Entry:
+    stats: TokenStats | None = None
+    scores: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
+
+
+class BoundaryCache:
+    """In-memory LRU over context keys (most recent ``max_contexts`` traces), backed optionally."""
+
+    def __init__(self, max_contexts: int = 64, backend: CacheBackend | None = None):
+        self.max_contexts = max_contexts
+        self.backend = backend
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+
+    def _entry(self, context_key: str) -> _Entry:
+        entry = self._entries.get(context_key)
+        if entry is None:
+            entry = _Entry(stats=self.backend.load_stats(context_key) if self.backend else None)
+            self._entries[context_key] = entry
+            while len(self._entries) > self.max_contexts:
+                self._entries.popitem(last=False)
+        self._entries.move_to_end(context_key)
+        return entry
+
+    def stats(self, context_key: str) -> TokenStats | None:
+        return self._entry(context_key).stats
+
+    def put_stats(self, context_key: str, stats: TokenStats) -> None:
+        self._entry(context_key).stats = stats
+        if self.backend:
+            self.backend.save_stats(context_key, stats)
+
+    def series(self, context_key: str, series_key: str) -> dict[int, np.ndarray]:
+        entry = self._entry(context_key)
+        if series_key not in entry.scores:
+            entry.scores[series_key] = self.backend.load_scores(context_key, series_key) if self.backend else {}
+        return entry.scores[series_key]
+
+    def put_scores(self, context_key: str, series_key: str, scores: dict[int, np.ndarray]) -> None:
+        self.series(context_key, series_key).update(scores)
+        if self.backend:
+            self.backend.save_scores(context_key, series_key, scores)
+
+    def clear(self) -> None:
+        self._entries.clear()

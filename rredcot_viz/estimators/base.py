@@ -1,0 +1,103 @@
+"""The value-estimator interface (METHOD.md §3): one ``StateValues`` per trace and segmentation, holding a
+value for every state s_1..s_{K+1}.
+
+An estimator that needs model scores declares them as ``ScoreSeries`` (a context and a target text scored
+after every state prefix); the engine computes all missing (series, prefix) pairs in one pass that reuses
+the trace's KV cache, and caches them, so estimators never call the model themselves for scoring.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from rredcot_viz.config import with_overrides
+from rredcot_viz.errors import ConfigError, MissingReferenceError
+from rredcot_viz.model.lm import CallCost
+from rredcot_viz.registry import Registry
+
+if TYPE_CHECKING:
+    from rredcot_viz.engine.context import TraceContext
+    from rredcot_viz.segmenters.base import Segmentation
+    from rredcot_viz.traces.trace import Trace
+
+
+@dataclass(frozen=True)
+class ScoreSeries:
+    """Score ``target`` after ``state prefix + context`` at every state (both texts tokenized separately,
+    so the prefix's ids stay those of the trace and nothing merges across the seam)."""
+
+    name: str
+    context: str
+    target: str
+
+
+@dataclass
+class StateValues:
+    """Per-state values: ``values`` is the curve that is redistributed (V_{K+1} = the terminal value)."""
+
+    estimator: str
+    values: np.ndarray  # (K+1,)
+    components: dict[str, np.ndarray] = field(default_factory=dict)  # each (K+1,)
+    intervals: dict[str, np.ndarray] = field(default_factory=dict)  # each (K+1, 2)
+    notes: list[str] = field(default_factory=list)
+    cost: CallCost = field(default_factory=CallCost)
+
+
+@dataclass(frozen=True)
+class EstimatorConfig:
+    """Base of every estimator's config."""
+
+
+class ValueEstimator(ABC):
+    """Subclasses set ``name``, ``Config``, ``provenance``, ``needs`` and implement ``estimate``."""
+
+    name: ClassVar[str]
+    Config: ClassVar[type[EstimatorConfig]] = EstimatorConfig
+    provenance: ClassVar[str] = "design choice (configurable)"
+    needs: ClassVar[tuple[str, ...]] = ("outcome",)  # of: outcome, reference_answer, reference_solution
+    uses_model: ClassVar[bool] = True
+
+    def __init__(self, config: EstimatorConfig | None = None, **overrides: Any):
+        base = config or self.Config()
+        if not isinstance(base, self.Config):
+            raise ConfigError(f"{self.name} needs a {self.Config.__name__}, got {type(base).__name__}")
+        self.config = with_overrides(base, f"estimator {self.name!r}", overrides)
+
+    def check(self, trace: Trace) -> None:
+        """Raise ``MissingReferenceError`` naming what this estimator needs and the trace lacks."""
+        missing = [need for need in self.needs if _lacks(trace, need)]
+        if missing:
+            hints = {
+                "outcome": "an outcome (a reference answer to check the final answer against, or a correct label)",
+                "reference_answer": "a reference answer",
+                "reference_solution": "a reference solution (the reference path for v-hat)",
+            }
+            usable = [
+                name for name in estimators.names() if not any(_lacks(trace, n) for n in estimators.get(name).needs)
+            ]
+            alternatives = f"estimators that can run on it: {', '.join(usable)}" if usable else "no estimator can run"
+            raise MissingReferenceError(
+                f"estimator {self.name!r} needs {' and '.join(hints[m] for m in missing)}, which this trace "
+                f"does not have; add it to the trace, or use another estimator ({alternatives})"
+            )
+
+    def series(self, context: TraceContext) -> list[ScoreSeries]:
+        """The model scores this estimator needs at every state (empty for model-free estimators)."""
+        return []
+
+    @abstractmethod
+    def estimate(self, context: TraceContext, segmentation: Segmentation) -> StateValues:
+        """Values for the states s_1..s_{K+1} of ``segmentation``."""
+
+
+def _lacks(trace: Trace, need: str) -> bool:
+    if need == "outcome":
+        return trace.outcome is None
+    return not getattr(trace, need)
+
+
+estimators: Registry[type[ValueEstimator]] = Registry("estimator")

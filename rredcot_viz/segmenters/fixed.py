@@ -1,0 +1,43 @@
+"""Fixed-length segmenter (METHOD.md §2.3): a cut every L tokens, optionally snapped to the nearest
+word-initial token within +-w tokens so that words are not split. With a target ``k``, L = ceil(T / k)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.segmenters.base import Segmenter, SegmenterConfig, SegmenterInput, is_word_initial, segmenters
+
+
+@dataclass(frozen=True)
+class FixedTokensSegmenterConfig(SegmenterConfig):
+    length: int = 128
+    snap_window: int = 8  # 0 = cut exactly every L tokens
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.length < 1 or self.snap_window < 0:
+            raise ConfigError(f"length must be >= 1 and snap_window >= 0, got {self.length}, {self.snap_window}")
+
+
+@segmenters.register("fixed_tokens", aliases=("fixed",))
+class FixedTokensSegmenter(Segmenter):
+    name = "fixed_tokens"
+    Config = FixedTokensSegmenterConfig
+
+    def propose(self, inp: SegmenterInput) -> tuple[list[int], list[str], dict[str, Any]]:
+        length = math.ceil(inp.n_tokens / self.config.k) if self.config.k else self.config.length
+        cuts = []
+        for cut in range(length, inp.n_tokens, length):
+            cuts.append(self._snap(inp, cut) if self.config.snap_window else cut)
+        return cuts, ["fixed"] * len(cuts), {}
+
+    def _snap(self, inp: SegmenterInput, cut: int) -> int:
+        window = self.config.snap_window
+        for distance in range(window + 1):
+            for candidate in (cut - distance, cut + distance):
+                if 0 < candidate < inp.n_tokens and is_word_initial(inp, candidate):
+                    return candidate
+        return cut

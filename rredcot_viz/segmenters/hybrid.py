@@ -1,0 +1,89 @@
+"""Hybrid keyword-entropy segmenter, RREDCoT's default (METHOD.md §2.2 [paper]).
+
+Start from the keyword/newline pieces, then repeatedly merge the adjacent pair with the lowest merge score
+(ties: leftmost) until K pieces remain. Merge scores (design choice, configurable):
+
+- ``sum`` (default): the summed token entropy of the two pieces, so short confident pieces go first;
+- ``boundary``: the entropy of the first token of the right piece, so the K-1 keyword boundaries with
+  the highest entropy (the likeliest decision points) survive.
+
+Every merge is recorded so the app can replay the segmentation step by step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.segmenters.base import (
+    MergeStep,
+    Segmenter,
+    SegmenterInput,
+    clamp_warning,
+    clean_cuts,
+    segmenters,
+)
+from rredcot_viz.segmenters.keyword import KeywordSegmenterConfig, keyword_cuts
+
+
+@dataclass(frozen=True)
+class HybridSegmenterConfig(KeywordSegmenterConfig):
+    k: int | None = 12
+    merge_score: Literal["sum", "boundary"] = "sum"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.merge_score not in ("sum", "boundary"):
+            raise ConfigError(f"merge_score must be 'sum' or 'boundary', got {self.merge_score!r}")
+
+
+def merge_pieces(bounds: list[int], entropies: np.ndarray, k: int, score: str) -> tuple[list[int], list[MergeStep]]:
+    """Merge adjacent pieces given by ``bounds`` (0, cuts..., T) down to ``k`` pieces; returns the
+    remaining internal cuts and the merge history."""
+    prefix = np.concatenate([[0.0], np.cumsum(entropies, dtype=float)])
+    bounds = list(bounds)
+    history: list[MergeStep] = []
+
+    def pair_score(left: int) -> float:  # pieces left and left+1 = [bounds[left], bounds[left+2])
+        if score == "sum":
+            return float(prefix[bounds[left + 2]] - prefix[bounds[left]])
+        return float(entropies[bounds[left + 1]])
+
+    scores = [pair_score(i) for i in range(len(bounds) - 2)]
+    while len(bounds) - 1 > k:
+        left = int(np.argmin(scores))  # argmin takes the first minimum: ties go to the leftmost pair
+        best = scores[left]
+        del bounds[left + 1]
+        del scores[left]
+        # pieces left-1 and left+1 now neighbour the merged piece: recompute their pair scores
+        for neighbour in (left - 1, left):
+            if 0 <= neighbour < len(scores):
+                scores[neighbour] = pair_score(neighbour)
+        history.append(MergeStep(len(history) + 1, left, best, tuple(bounds[1:-1])))
+    return bounds[1:-1], history
+
+
+@segmenters.register("hybrid")
+class HybridSegmenter(Segmenter):
+    """Keyword/newline pieces merged by lowest combined entropy down to K segments."""
+
+    name = "hybrid"
+    Config = HybridSegmenterConfig
+    provenance = "paper (arXiv 2606.06475); merge scores, keywords and K=12 are design choices"
+
+    def propose(self, inp: SegmenterInput) -> tuple[list[int], list[str], dict[str, Any]]:
+        raw, raw_kinds = keyword_cuts(inp, self.config)
+        cuts, kinds = clean_cuts(inp, raw, raw_kinds)
+        kind_of = dict(zip(cuts, kinds, strict=True))
+        warnings = []
+        k = self.config.k
+        if k is None or len(cuts) + 1 <= k:
+            if k is not None and len(cuts) + 1 < k:
+                warnings.append(clamp_warning(k, len(cuts) + 1, "keyword/newline pieces"))
+            return cuts, kinds, {"initial_cuts": cuts, "warnings": warnings}
+        merged, history = merge_pieces([0, *cuts, inp.n_tokens], inp.entropies, k, self.config.merge_score)
+        extras = {"initial_cuts": cuts, "merge_history": history, "warnings": warnings}
+        return merged, [kind_of[c] for c in merged], extras

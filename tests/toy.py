@@ -1,0 +1,86 @@
+"""A toy language model whose next-token probabilities are set exactly by the test.
+
+Tokens are single ASCII characters (id = ord). A ``rule(context) -> {char: probability}`` gives the
+probability of some next characters after a context string; the rest of the mass is spread uniformly over
+the other characters. It implements the part of ``LanguageModel`` the engine uses, so estimator values can
+be checked against hand-computed numbers to 1e-9.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from rredcot_viz.model.lm import CallCost, ContinuationScores, CostMeter, Encoding, TokenStats
+from rredcot_viz.model.packing import Continuation
+
+VOCAB = 128
+Rule = Callable[[str], dict[str, float]]
+
+
+class ToyLanguageModel:
+    def __init__(self, rule: Rule, name: str = "toy"):
+        self.rule = rule
+        self.name = name
+        self.fingerprint = f"toy-{name}"
+        self.meter = CostMeter()
+        self.context_length = 100_000
+
+    # ------------------------------------------------------------------ text
+    def format_prompt(self, question: str, *, system: str | None = None, chat: bool = True) -> str:
+        return f"Q {question} A "
+
+    def encode_prompt(self, text: str) -> list[int]:
+        return self.encode(text)
+
+    def encode(self, text: str) -> list[int]:
+        ids = [ord(c) for c in text]
+        assert all(i < VOCAB for i in ids), "the toy model speaks ASCII only"
+        return ids
+
+    def encode_with_offsets(self, text: str) -> Encoding:
+        return Encoding(self.encode(text), list(range(len(text))))
+
+    def decode(self, ids: list[int]) -> str:
+        return "".join(chr(i) for i in ids)
+
+    # ------------------------------------------------------------------ probabilities
+    def distribution(self, context: list[int]) -> np.ndarray:
+        fixed = self.rule(self.decode(context))
+        assert sum(fixed.values()) < 1.0, "a toy rule must leave probability mass for the other characters"
+        probs = np.full(VOCAB, (1.0 - sum(fixed.values())) / (VOCAB - len(fixed)))
+        for char, p in fixed.items():
+            probs[ord(char)] = p
+        return probs
+
+    def logprob(self, context: list[int], token: int) -> float:
+        return float(np.log(self.distribution(context)[token]))
+
+    def token_stats(self, ids: list[int], start: int) -> TokenStats:
+        return self.score_continuations(ids, [], stats_start=start).stats
+
+    def score_continuations(
+        self, ids, requests: list[Continuation], *, stats_start=None, progress=None, operation="score_continuations"
+    ) -> ContinuationScores:
+        started = time.perf_counter()
+        cost = CallCost(calls=1, forward_passes=1, tokens_processed=len(ids))
+        stats = None
+        if stats_start is not None:
+            dists = [self.distribution(ids[:j]) for j in range(stats_start, len(ids))]
+            logprobs = np.array([np.log(d[ids[j]]) for d, j in zip(dists, range(stats_start, len(ids)), strict=True)])
+            entropies = np.array([-(d * np.log(d)).sum() for d in dists])
+            stats = TokenStats(logprobs, entropies)
+        results = []
+        for request in requests:
+            sequence = [*ids[: request.cut], *request.context]
+            scores = []
+            for token in request.target:
+                scores.append(self.logprob(sequence, token))
+                sequence.append(token)
+            results.append(np.array(scores))
+            cost.tokens_processed += request.block_length
+        cost.seconds = time.perf_counter() - started
+        self.meter.record(operation, cost)
+        return ContinuationScores(results, stats, cost)
