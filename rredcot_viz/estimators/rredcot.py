@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rredcot_viz.errors import ConfigError
+from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.estimators.aggregation import CANDIDATE_NORMALIZED, aggregations, candidate_normalized
 from rredcot_viz.estimators.base import EstimatorConfig, ScoreSeries, StateValues, ValueEstimator, estimators
 from rredcot_viz.traces.answers import answers_equivalent, numbers_in
@@ -61,6 +61,14 @@ class RREDCoTEstimator(ValueEstimator):
     provenance = "paper (arXiv 2606.06475); exact equations are design choices (METHOD.md §3)"
     needs = ("outcome", "reference_answer", "reference_solution")
 
+    def check(self, trace) -> None:
+        super().check(trace)
+        if self.config.beta > 0 and _same_text(trace.reference_solution, trace.cot):
+            raise MissingReferenceError(
+                "this trace is its own reference solution (e.g. a dataset solution imported as a trace), and a "
+                "trace must never be its own reference for v-hat; use 'answer_only', or analyse a model's trace"
+            )
+
     # ------------------------------------------------------------------ what to score
     def trigger(self, context: TraceContext) -> str:
         if self.config.trigger is not None:
@@ -93,7 +101,8 @@ class RREDCoTEstimator(ValueEstimator):
                     ScoreSeries(f"candidate:{c}", trigger, self.answer_target(c)) for c in self.candidates(context)
                 ]
         if self.config.beta > 0:
-            paths = [context.trace.reference_solution, *self.config.extra_references]
+            extra = [p for p in self.config.extra_references if not _same_text(p, context.trace.cot)]
+            paths = [context.trace.reference_solution, *extra]
             separator = self.config.path_separator
             series += [
                 ScoreSeries(f"path:{i}", separator, self.reference_path(context, p)) for i, p in enumerate(paths)
@@ -136,6 +145,9 @@ class RREDCoTEstimator(ValueEstimator):
             components["path_logprob"] = np.array([lp.sum() for lp in scores[path_names[0]]])
             if len(path_names) > 1:
                 notes.append(f"v-hat: maximum over {len(path_names)} reference paths")
+            dropped = len(config.extra_references) + 1 - len(path_names)
+            if dropped:
+                notes.append(f"ignored {dropped} extra reference path(s) identical to the trace itself")
         q_model = config.alpha * r_hat + config.beta * v_hat
         components["Q_model"] = q_model
         values = q_model.copy()
@@ -169,6 +181,10 @@ class ContinueOnlyEstimator(RREDCoTEstimator):
     name = "continue_only"
     Config = ContinueOnlyConfig
     needs = ("outcome", "reference_answer", "reference_solution")
+
+
+def _same_text(a: str | None, b: str) -> bool:
+    return a is not None and " ".join(a.split()) == " ".join(b.split())
 
 
 def scoring_form(answer: str) -> str:

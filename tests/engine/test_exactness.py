@@ -146,6 +146,14 @@ def test_missing_references_are_named_and_other_estimators_still_run():
         analyze("uniform", trace=unknown)
 
 
+def test_a_trace_is_never_its_own_reference():
+    own = TRACE.with_changes(reference_solution=TRACE.cot)
+    with pytest.raises(MissingReferenceError, match="never be its own reference"):
+        analyze(trace=own)
+    result, _, _ = analyze(extra_references=(TRACE.cot,))
+    assert result.values.notes == ["ignored 1 extra reference path(s) identical to the trace itself"]
+
+
 def test_resegmenting_makes_zero_model_calls():
     """After the first analysis, any segmentation over candidate cuts comes from the cache."""
     lm = ToyLanguageModel(rule)
