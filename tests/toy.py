@@ -84,3 +84,37 @@ class ToyLanguageModel:
         cost.seconds = time.perf_counter() - started
         self.meter.record(operation, cost)
         return ContinuationScores(results, stats, cost)
+
+
+class ToySampler(ToyLanguageModel):
+    """A toy model that also samples: from a context, a rollout is correct with probability
+    ``success(context)``, truncated (no answer, token cap) with probability ``truncation``, else wrong.
+    Each rollout's outcome is a deterministic function of its seed."""
+
+    def __init__(self, success: Callable[[str], float], truncation: float = 0.0, answer: str = "7"):
+        super().__init__(lambda context: {}, name="sampler")
+        self.success, self.truncation, self.answer = success, truncation, answer
+
+    def sample_after_prefixes(self, ids, requests, config=None, *, progress=None):
+        from rredcot_viz.model.lm import Generation
+
+        cost = CallCost(calls=1)
+        results = []
+        for request in requests:
+            context = self.decode([*ids[: request.prefix], *request.context])
+            rows = []
+            for seed in request.seeds:
+                draw = np.random.default_rng(seed).random()
+                if draw < self.truncation:
+                    text, reason = "and then we keep going and going", "length"
+                elif draw < self.truncation + (1 - self.truncation) * self.success(context):
+                    text, reason = f" so the answer is \\boxed{{{self.answer}}}.", "answer"
+                else:
+                    text, reason = " so the answer is \\boxed{0}.", "answer"
+                if context.endswith("\\boxed{"):  # forced answer: only the answer and the closing brace
+                    text, reason = text.split("{", 1)[1].rstrip("."), "stop"
+                rows.append(Generation(request.prefix, self.encode(text), text, reason, int(seed)))
+                cost.tokens_generated += len(text)
+            results.append(rows)
+        self.meter.record("sample_after_prefixes", cost)
+        return results

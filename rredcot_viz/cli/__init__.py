@@ -25,6 +25,31 @@ class Command:
 commands: Registry[Command] = Registry("command")
 
 
+class ProgressBars:
+    """One progress bar at a time, for library calls that report ``progress(done, total)``."""
+
+    def __init__(self) -> None:
+        self.bar = None
+        self.label: str | None = None
+
+    def callback(self, label: str) -> Callable[[int, int], None]:
+        return lambda done, total: self.update(label, done, total)
+
+    def update(self, label: str, done: int, total: int) -> None:
+        from tqdm import tqdm
+
+        if self.bar is None or self.label != label:
+            self.close()
+            self.bar, self.label = tqdm(total=total, desc=label, unit="step", leave=False, file=sys.stderr), label
+        self.bar.total, self.bar.n = total, done
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        self.bar = None
+
+
 def build_parser() -> argparse.ArgumentParser:
     from rredcot_viz.cli import analysis_commands, data_commands, model_commands  # noqa: F401  (registers them)
 

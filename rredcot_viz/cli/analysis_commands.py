@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rredcot_viz.cli import Command, commands
+from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
 from rredcot_viz.cli.options import parse_overrides
+from rredcot_viz.engine import Analyzer
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
@@ -139,24 +140,15 @@ def _configure_analyze(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_analyze(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from rredcot_viz.engine import Analyzer
 
     traces = select_traces(args)
     segmenter, estimator = build_methods(args)
     analyzer = Analyzer(load_from_args(args), analysis_config(args))
     results = []
+    bars = ProgressBars()
     for trace in traces:
-        bar = tqdm(total=1, desc=f"scoring {trace.trace_id or trace.short_id}", unit="pass", leave=False)
-
-        def progress(done: int, total: int, bar=bar) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
-        result = analyzer.analyze(trace, segmenter, estimator, progress=progress)
-        bar.close()
+        result = analyzer.analyze(trace, segmenter, estimator, progress=bars.callback(f"scoring {trace.short_id}"))
+        bars.close()
         results.append(result)
         print(f"\n== {trace.trace_id or trace.short_id}: {trace.question[:70]!r}")
         print(
@@ -192,4 +184,100 @@ def write_results(results: list, path: Path) -> None:
 
 commands.register("analyze")(
     Command("per-segment R-hat, v-hat, Q-hat and sigma for traces in any format", _configure_analyze, _run_analyze)
+)
+
+
+def _configure_compare(parser: argparse.ArgumentParser) -> None:
+    add_trace_arguments(parser)
+    add_method_arguments(parser)
+    parser.add_argument(
+        "--methods",
+        default="rredcot,mc,loo,shapley,grad_x_input",
+        help="comma-separated estimators and attributions (e.g. rredcot,answer_only,mc,uniform,published_mc,"
+        "loo,shapley,grad_x_input,integrated_gradients,attention)",
+    )
+    parser.add_argument("--opt", action="append", metavar="METHOD.KEY=VALUE", help="a setting of one method")
+    parser.add_argument(
+        "--mc-preset",
+        default="cpu_quick",
+        help="Monte Carlo preset: method, thought_anchors, "
+        "vineppo, cpu_quick (default: 8 rollouts of at most 160 tokens)",
+    )
+    parser.add_argument("--mc-rollouts", type=int, help="rollouts per state (overrides the preset)")
+    parser.add_argument("--mc-max-tokens", type=int, help="token cap per rollout (overrides the preset)")
+    parser.add_argument("--mc-temperature", type=float, help="sampling temperature (overrides the preset)")
+    parser.add_argument("--metric", default="spearman", help="spearman, kendall, pearson, top3_overlap, sign_agreement")
+    parser.add_argument("--preview", type=int, default=40, help="characters of segment text in the table")
+    add_model_arguments(parser)
+
+
+def method_options(args: argparse.Namespace, methods: list[str]) -> dict[str, dict[str, Any]]:
+    from dataclasses import asdict
+
+    from rredcot_viz.attribution import attributions
+    from rredcot_viz.errors import ConfigError
+    from rredcot_viz.estimators import estimators
+    from rredcot_viz.estimators.montecarlo import PRESETS
+
+    options: dict[str, dict[str, Any]] = {name: {} for name in methods}
+    if "mc" in options:
+        if args.mc_preset not in PRESETS:
+            raise ConfigError(f"unknown Monte Carlo preset {args.mc_preset!r}; choose one of {', '.join(PRESETS)}")
+        options["mc"] = asdict(PRESETS[args.mc_preset])
+        for key, value in (
+            ("rollouts", args.mc_rollouts),
+            ("max_new_tokens", args.mc_max_tokens),
+            ("temperature", args.mc_temperature),
+        ):
+            if value is not None:
+                options["mc"][key] = value
+    for pair in args.opt or []:
+        name, _, setting = pair.partition(".")
+        if name not in options:
+            raise ConfigError(f"--opt {pair!r} names method {name!r}, which is not in --methods")
+        registry = estimators if name in estimators else attributions
+        options[name].update(parse_overrides(registry.get(name).Config, [setting]))
+    return options
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from rredcot_viz.comparison import compare, method_kind
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    for name in methods:
+        method_kind(name)  # unknown names fail before the model loads
+    traces = select_traces(args)
+    segmenter, _ = build_methods(args)
+    options = method_options(args, methods)
+    analyzer = Analyzer(load_from_args(args), analysis_config(args))
+    bars = ProgressBars()
+    for trace in traces:
+        comparison = compare(analyzer, trace, segmenter, methods, options, {n: bars.callback(n) for n in methods})
+        bars.close()
+        seg = comparison.segmentation
+        print(f"\n== {trace.trace_id or trace.short_id}: {seg.strategy} K={seg.k}, R={trace.outcome}")
+        print(format_table(comparison.rows(args.preview)))
+        names, matrix = comparison.matrix(args.metric)
+        print(f"\n{args.metric} between methods (NaN: a constant score vector)")
+        print(
+            format_table(
+                [{"": a, **{b: float(matrix[i, j]) for j, b in enumerate(names)}} for i, a in enumerate(names)]
+            )
+        )
+        print("\ncost")
+        for name, result in comparison.methods.items():
+            extra = "; ".join([*(f"{k}={v:.3g}" for k, v in result.checks.items()), *result.notes])
+            print(
+                f"  {name:22s} {result.cost.seconds:7.1f} s  {result.cost.tokens_processed:8d} tokens in  "
+                f"{result.cost.tokens_generated:7d} generated  {extra}"
+            )
+    return 0
+
+
+commands.register("compare")(
+    Command(
+        "RREDCoT vs Monte Carlo vs attributions on the same segments, with agreement and cost",
+        _configure_compare,
+        _run_compare,
+    )
 )

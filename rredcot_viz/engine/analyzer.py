@@ -150,7 +150,7 @@ class Analyzer:
         before = self.lm.meter.total
         self.precompute(trace, segmenter, estimator, progress)
         segmentation = self.segment(trace, segmenter)
-        values = estimator.estimate(self.context(trace), segmentation)
+        values = estimator.estimate(self.context(trace), segmentation, progress)
         sigma = redistribute(values.values, self.config.variant)
         cost = self.lm.meter.total - before
         values.cost = cost

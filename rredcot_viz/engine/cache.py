@@ -31,12 +31,34 @@ class CacheBackend(Protocol):
     def save_stats(self, context_key: str, stats: TokenStats) -> None: ...
     def load_scores(self, context_key: str, series_key: str) -> dict[int, np.ndarray]: ...
     def save_scores(self, context_key: str, series_key: str, scores: dict[int, np.ndarray]) -> None: ...
+    def load_rollouts(self, context_key: str, sampling_key: str, prefix: int) -> list[Rollout]: ...
+    def save_rollouts(self, context_key: str, sampling_key: str, rollouts: list[Rollout]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """One sampled continuation from a state, with its grade (stored so more rollouts reuse these)."""
+
+    prefix: int  # response tokens kept before the continuation
+    index: int  # 0-based rollout number at this prefix; its seed derives from (base seed, prefix, index)
+    seed: int
+    text: str
+    answer: str | None
+    correct: bool
+    finish_reason: str
+    tokens: int
+
+    @property
+    def truncated(self) -> bool:
+        """Hit the token cap without writing an answer."""
+        return self.finish_reason == "length" and self.answer is None
 
 
 @dataclass
 class _Entry:
     stats: TokenStats | None = None
     scores: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
+    rollouts: dict[tuple[str, int], list[Rollout]] = field(default_factory=dict)
 
 
 class BoundaryCache:
@@ -75,6 +97,23 @@ class BoundaryCache:
         self.series(context_key, series_key).update(scores)
         if self.backend:
             self.backend.save_scores(context_key, series_key, scores)
+
+    def rollouts(self, context_key: str, sampling_key: str, prefix: int) -> list[Rollout]:
+        """Rollouts drawn so far from one state under one sampling setting, in index order."""
+        entry = self._entry(context_key)
+        key = (sampling_key, prefix)
+        if key not in entry.rollouts:
+            entry.rollouts[key] = self.backend.load_rollouts(context_key, sampling_key, prefix) if self.backend else []
+        return entry.rollouts[key]
+
+    def put_rollouts(self, context_key: str, sampling_key: str, rollouts: list[Rollout]) -> None:
+        for rollout in rollouts:
+            stored = self.rollouts(context_key, sampling_key, rollout.prefix)
+            if rollout.index != len(stored):
+                raise ValueError(f"rollout {rollout.index} at prefix {rollout.prefix} is out of order")
+            stored.append(rollout)
+        if self.backend:
+            self.backend.save_rollouts(context_key, sampling_key, rollouts)
 
     def clear(self) -> None:
         self._entries.clear()

@@ -23,6 +23,17 @@ from rredcot_viz.traces.trace import Trace
 
 
 @dataclass(frozen=True)
+class ScoreItem:
+    """Score ``target`` after the first ``prefix`` response tokens and then ``context`` (token ids);
+    ``key`` names what is scored, so equal items share one cache entry."""
+
+    key: str
+    prefix: int
+    context: tuple[int, ...]
+    target: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class PromptConfig:
     """How the question becomes the prompt (a trace's own raw ``prompt`` always wins)."""
 
@@ -94,13 +105,13 @@ class TraceContext:
     def series_key(self, series: ScoreSeries) -> str:
         return content_key(series.context, series.target)
 
-    def missing(self, series: list[ScoreSeries], prefixes: Iterable[int]) -> list[tuple[ScoreSeries, int]]:
+    def items(self, series: list[ScoreSeries], prefixes: Iterable[int]) -> list[ScoreItem]:
         prefixes = sorted(set(prefixes))
-        pairs = []
-        for item in series:
-            cached = self.cache.series(self.key, self.series_key(item))
-            pairs.extend((item, p) for p in prefixes if p not in cached)
-        return pairs
+        return [
+            ScoreItem(self.series_key(s), p, self._ids(s.context), self._ids(s.target))
+            for s in series
+            for p in prefixes
+        ]
 
     def ensure(
         self,
@@ -111,26 +122,34 @@ class TraceContext:
         progress: ProgressFn | None = None,
     ) -> CallCost:
         """Compute every missing (series, prefix) pair (and the stats if asked and missing) in one call."""
-        pairs = self.missing(series, prefixes)
+        return self.ensure_items(self.items(series, prefixes), need_stats=need_stats, progress=progress)
+
+    def ensure_items(
+        self, items: list[ScoreItem], *, need_stats: bool = False, progress: ProgressFn | None = None
+    ) -> CallCost:
+        """Score every item not in the cache yet (and the stats if asked and missing) in one packed call."""
+        missing = [item for item in items if item.prefix not in self.cache.series(self.key, item.key)]
+        missing = list({(item.key, item.prefix): item for item in missing}.values())
         stats_start = len(self.prompt_ids) if need_stats and not self.has_stats else None
-        if not pairs and stats_start is None:
+        if not missing and stats_start is None:
             return CallCost()
-        requests = []
-        for item, prefix in pairs:
-            requests.append(
-                Continuation(len(self.prompt_ids) + prefix, self._ids(item.context), self._ids(item.target))
-            )
+        requests = [Continuation(len(self.prompt_ids) + item.prefix, item.context, item.target) for item in missing]
         result = self.lm.score_continuations(
             self.ids, requests, stats_start=stats_start, progress=progress, operation="engine"
         )
         if result.stats is not None:
             self.cache.put_stats(self.key, result.stats)
-        by_series: dict[str, dict[int, np.ndarray]] = {}
-        for (item, prefix), logprobs in zip(pairs, result.logprobs, strict=True):
-            by_series.setdefault(self.series_key(item), {})[prefix] = logprobs
-        for key, scores in by_series.items():
+        by_key: dict[str, dict[int, np.ndarray]] = {}
+        for item, logprobs in zip(missing, result.logprobs, strict=True):
+            by_key.setdefault(item.key, {})[item.prefix] = logprobs
+        for key, scores in by_key.items():
             self.cache.put_scores(self.key, key, scores)
         return result.cost
+
+    def item_scores(self, items: list[ScoreItem], progress: ProgressFn | None = None) -> list[np.ndarray]:
+        """Target log-probs of each item (computed in one call if missing)."""
+        self.ensure_items(items, progress=progress)
+        return [self.cache.series(self.key, item.key)[item.prefix] for item in items]
 
     def scores(self, series: list[ScoreSeries], prefixes: Iterable[int]) -> dict[str, list[np.ndarray]]:
         """Per series name, the target log-probs after each prefix (in the order given)."""

@@ -1,6 +1,6 @@
 """Value estimators, registered by name in ``estimators`` (METHOD.md §3), plus redistribution and coupling."""
 
-from rredcot_viz.estimators import rredcot, uniform  # noqa: F401  (each import registers estimators)
+from rredcot_viz.estimators import montecarlo, published, rredcot, uniform  # noqa: F401  (registers them)
 from rredcot_viz.estimators.aggregation import aggregations
 from rredcot_viz.estimators.base import EstimatorConfig, ScoreSeries, StateValues, ValueEstimator, estimators
 from rredcot_viz.estimators.redistribution import redistribute

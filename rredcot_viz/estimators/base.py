@@ -21,6 +21,7 @@ from rredcot_viz.registry import Registry
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.context import TraceContext
+    from rredcot_viz.model.lm import ProgressFn
     from rredcot_viz.segmenters.base import Segmentation
     from rredcot_viz.traces.trace import Trace
 
@@ -90,8 +91,10 @@ class ValueEstimator(ABC):
         return []
 
     @abstractmethod
-    def estimate(self, context: TraceContext, segmentation: Segmentation) -> StateValues:
-        """Values for the states s_1..s_{K+1} of ``segmentation``."""
+    def estimate(
+        self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
+    ) -> StateValues:
+        """Values for the states s_1..s_{K+1} of ``segmentation`` (``progress(done, total)`` for slow ones)."""
 
 
 def _lacks(trace: Trace, need: str) -> bool:

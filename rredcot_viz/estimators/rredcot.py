@@ -26,6 +26,7 @@ from rredcot_viz.traces.answers import answers_equivalent, numbers_in
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.context import TraceContext
+    from rredcot_viz.model.lm import ProgressFn
     from rredcot_viz.segmenters.base import Segmentation
 
 PLAIN_TRIGGER = "\nTherefore, the final answer is \\boxed{"
@@ -110,7 +111,9 @@ class RREDCoTEstimator(ValueEstimator):
         return series
 
     # ------------------------------------------------------------------ combine
-    def estimate(self, context: TraceContext, segmentation: Segmentation) -> StateValues:
+    def estimate(
+        self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
+    ) -> StateValues:
         self.check(context.trace)
         series = self.series(context)
         prefixes = segmentation.state_prefixes

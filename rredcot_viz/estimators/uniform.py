@@ -11,6 +11,7 @@ from rredcot_viz.estimators.base import StateValues, ValueEstimator, estimators
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.context import TraceContext
+    from rredcot_viz.model.lm import ProgressFn
     from rredcot_viz.segmenters.base import Segmentation
 
 
@@ -20,7 +21,9 @@ class UniformEstimator(ValueEstimator):
     provenance = "GRPO outcome advantage broadcast to every token"
     uses_model = False
 
-    def estimate(self, context: TraceContext, segmentation: Segmentation) -> StateValues:
+    def estimate(
+        self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
+    ) -> StateValues:
         self.check(context.trace)
         k = segmentation.k
         values = context.trace.outcome * np.arange(k + 1) / k

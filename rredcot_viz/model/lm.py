@@ -8,6 +8,7 @@ prefix computation reused, and seeded batched sampling. Every call reports its c
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ import torch
 from rredcot_viz.errors import ContextLengthError, ModelOutOfMemoryError
 from rredcot_viz.model.packing import Continuation, build_chunk, chunk_past_length, plan_chunks
 from rredcot_viz.model.sampling import SamplingConfig, select_tokens
+from rredcot_viz.traces.answers import find_boxed
 
 RAW_PROMPT_TEMPLATE = "Question: {question}\nAnswer: "
 DEFAULT_SYSTEM_PROMPT = (
@@ -102,12 +104,21 @@ class Generation:
     prompt_length: int
     token_ids: list[int]
     text: str
-    finish_reason: str  # "eos" | "stop" | "length"
+    finish_reason: str  # "eos" | "stop" | "answer" (a complete \\boxed{} with stop_on_answer) | "length"
     seed: int
 
     @property
     def truncated(self) -> bool:
         return self.finish_reason == "length"
+
+
+@dataclass(frozen=True)
+class PrefixSampling:
+    """Sample ``len(seeds)`` continuations after ``ids[:prefix] + context`` (``prefix`` >= 1)."""
+
+    prefix: int
+    context: tuple[int, ...]
+    seeds: tuple[int, ...]
 
 
 @dataclass
@@ -350,6 +361,63 @@ class LanguageModel:
         entropies = np.concatenate(entropy_parts) if entropy_parts else empty
         return cache, TokenStats(logprobs, entropies)
 
+    # ------------------------------------------------------------------ gradients and attention
+    def input_embeddings(self, ids: list[int]) -> torch.Tensor:
+        """Float32 copy of the input embeddings of ``ids`` (T, d), detached: a leaf for attribution gradients."""
+        with torch.no_grad():
+            layer = self.model.get_input_embeddings()
+            return layer(torch.tensor([ids], device=self.device))[0].float().clone()
+
+    def target_logprob_from_embeddings(self, embeddings: torch.Tensor, target: list[int]) -> torch.Tensor:
+        """Differentiable sum of log p(target) for each row of ``embeddings`` (B, T, d) whose last
+        ``len(target)`` positions hold the target tokens; returns (B,)."""
+        cost = CallCost(calls=1)
+        started = time.perf_counter()
+        n = len(target)
+        keep = torch.arange(embeddings.shape[1] - n - 1, embeddings.shape[1] - 1, device=self.device)
+        dtype = next(self.model.parameters()).dtype
+        dtype = dtype if dtype.is_floating_point else torch.float32
+        with self._guard(embeddings.shape[1]):
+            cost.forward_passes += 1
+            cost.tokens_processed += embeddings.shape[0] * embeddings.shape[1]
+            output = self.model(inputs_embeds=embeddings.to(dtype), logits_to_keep=keep)
+        logprobs = torch.log_softmax(output.logits.float(), dim=-1)  # (B, n, V)
+        index = torch.tensor(target, device=self.device)[None, :, None].expand(embeddings.shape[0], n, 1)
+        cost.seconds = time.perf_counter() - started
+        self.meter.record("gradient_forward", cost)
+        return logprobs.gather(-1, index)[..., 0].sum(-1)
+
+    def attention_to_keys(self, ids: list[int], queries: list[int]) -> np.ndarray:
+        """Attention each key position receives from the ``queries`` positions, averaged over queries, heads
+        and layers (T,). Runs with eager attention (SDPA does not return weights), one layer at a time."""
+        attention_layers = [
+            m for m in self.model.modules() if type(m).__name__.endswith("Attention") and hasattr(m, "layer_idx")
+        ]
+        totals: list[torch.Tensor] = []
+        query_index = torch.tensor(queries, device=self.device)
+
+        def capture(_module: Any, _inputs: Any, output: Any) -> None:
+            weights = output[1]  # (B, H, Q, K), present under eager attention
+            totals.append(weights[0][:, query_index, :].float().mean(dim=(0, 1)))
+
+        previous = self.model.config._attn_implementation
+        hooks = [layer.register_forward_hook(capture) for layer in attention_layers]
+        cost = CallCost(calls=1, forward_passes=1, tokens_processed=len(ids))
+        started = time.perf_counter()
+        try:
+            self.model.set_attn_implementation("eager")
+            with self._guard(len(ids)), torch.inference_mode():
+                self.model(torch.tensor([ids], device=self.device), logits_to_keep=1)
+        finally:
+            for hook in hooks:
+                hook.remove()
+            self.model.set_attn_implementation(previous)
+        cost.seconds = time.perf_counter() - started
+        self.meter.record("attention", cost)
+        if len(totals) != len(attention_layers) or not totals:
+            raise RuntimeError(f"captured attention from {len(totals)} of {len(attention_layers)} layers")
+        return torch.stack(totals).mean(dim=0).double().cpu().numpy()
+
     # ------------------------------------------------------------------ sampling
     def sample(
         self,
@@ -391,18 +459,96 @@ class LanguageModel:
         input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=self.device)
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=self.device)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        generators = [torch.Generator().manual_seed(int(seed)) for seed in seeds]
-        budget = min(config.max_new_tokens, self.context_length - width)
-        eos = self._eos_ids()
-        produced: list[list[int]] = [[] for _ in prompts]
-        reasons = ["length"] * len(prompts)
-        active = list(range(len(prompts)))
         output = self._forward(
             cost, input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
         )
-        cache = output.cache
-        for _step in range(budget):
-            picks = select_tokens(output.logits[:, -1, :].cpu(), config, [generators[r] for r in active]).tolist()
+        budget = min(config.max_new_tokens, self.context_length - width)
+        produced, reasons = self._decode(
+            output.logits[:, -1, :], output.cache, mask, positions, seeds, budget, config, cost
+        )
+        return [
+            Generation(len(prompt), ids, self._decode_generation(ids, config.stop_strings), reason, int(seed))
+            for prompt, ids, reason, seed in zip(prompts, produced, reasons, seeds, strict=True)
+        ]
+
+    def sample_after_prefixes(
+        self,
+        ids: list[int],
+        requests: list[PrefixSampling],
+        config: SamplingConfig | None = None,
+        *,
+        progress: ProgressFn | None = None,
+    ) -> list[list[Generation]]:
+        """Sample continuations after many prefixes of one sequence, prefilling the sequence only once.
+
+        Each request samples one row per seed after ``ids[:prefix] + context``. The sequence's KV cache is
+        computed once; requests are served longest prefix first from a copy cropped to the prefix, so the
+        total prefill is one pass over ``ids`` plus the contexts (not one pass per rollout)."""
+        config = config or SamplingConfig()
+        for request in requests:
+            if not 1 <= request.prefix <= len(ids):
+                raise ValueError(f"sampling prefix {request.prefix} is outside 1..{len(ids)}")
+        if len(ids) >= self.context_length:
+            raise ContextLengthError(len(ids), self.context_length, "the sampling prefix")
+        cost = CallCost(calls=1)
+        started = time.perf_counter()
+        results: list[list[Generation]] = [[] for _ in requests]
+        order = sorted(range(len(requests)), key=lambda i: -requests[i].prefix)
+        with self._guard(len(ids)), torch.inference_mode():
+            shared, _ = self._prefill(ids, None, cost)
+            for done, index in enumerate(order, start=1):
+                request = requests[index]
+                shared.crop(request.prefix - 1 - shared.get_seq_length())
+                head = [ids[request.prefix - 1], *request.context]  # repeat the last prefix token (see packing)
+                for chunk in range(0, len(request.seeds), config.batch_size):
+                    seeds = list(request.seeds[chunk : chunk + config.batch_size])
+                    cache = copy.deepcopy(shared)
+                    output = self._forward(
+                        cost,
+                        input_ids=torch.tensor([head], device=self.device),
+                        position_ids=torch.arange(
+                            request.prefix - 1, request.prefix - 1 + len(head), device=self.device
+                        )[None],
+                        cache=cache,
+                        use_cache=True,
+                        logits_to_keep=1,
+                    )
+                    cache.batch_repeat_interleave(len(seeds))
+                    length = request.prefix + len(request.context)
+                    mask = torch.ones(len(seeds), length, dtype=torch.long, device=self.device)
+                    positions = torch.full((len(seeds), 1), length - 1, device=self.device)
+                    budget = min(config.max_new_tokens, self.context_length - length)
+                    logits = output.logits[:, -1, :].expand(len(seeds), -1)
+                    produced, reasons = self._decode(logits, cache, mask, positions, seeds, budget, config, cost)
+                    results[index].extend(
+                        Generation(length, row, self._decode_generation(row, config.stop_strings), reason, int(seed))
+                        for row, reason, seed in zip(produced, reasons, seeds, strict=True)
+                    )
+                if progress:
+                    progress(done, len(order))
+        cost.seconds = time.perf_counter() - started
+        self.meter.record("sample_after_prefixes", cost)
+        return results
+
+    def _decode(
+        self,
+        logits: torch.Tensor,
+        cache: Any,
+        mask: torch.Tensor,
+        positions: torch.Tensor,
+        seeds: list[int],
+        budget: int,
+        config: SamplingConfig,
+        cost: CallCost,
+    ) -> tuple[list[list[int]], list[str]]:
+        """The token-by-token loop shared by all samplers; rows that finish leave the batch."""
+        generators = [torch.Generator().manual_seed(int(seed)) for seed in seeds]
+        eos = self._eos_ids()
+        produced: list[list[int]] = [[] for _ in seeds]
+        reasons = ["length"] * len(seeds)
+        active = list(range(len(seeds)))
+        for step in range(budget):
+            picks = select_tokens(logits.cpu(), config, [generators[r] for r in active]).tolist()
             still: list[int] = []
             for slot, row in enumerate(active):
                 token = picks[slot]
@@ -411,11 +557,12 @@ class LanguageModel:
                     continue
                 produced[row].append(token)
                 cost.tokens_generated += 1
-                if config.stop_strings and self._hit_stop(produced[row], config.stop_strings):
-                    reasons[row] = "stop"
+                reason = self._stop_reason(produced[row], config)
+                if reason:
+                    reasons[row] = reason
                     continue
                 still.append(slot)
-            if not still or _step == budget - 1:
+            if not still or step == budget - 1:
                 break
             keep = torch.tensor(still, device=self.device)
             if len(still) < len(active):
@@ -427,21 +574,20 @@ class LanguageModel:
             positions = positions[:, -1:] + 1
             next_ids = torch.tensor([[produced[row][-1]] for row in active], device=self.device)
             output = self._forward(
-                cost,
-                input_ids=next_ids,
-                attention_mask=mask,
-                position_ids=positions,
-                cache=cache,
-                use_cache=True,
+                cost, input_ids=next_ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True
             )
-        return [
-            Generation(len(prompt), ids, self._decode_generation(ids, config.stop_strings), reason, int(seed))
-            for prompt, ids, reason, seed in zip(prompts, produced, reasons, seeds, strict=True)
-        ]
+            logits = output.logits[:, -1, :]
+        return produced, reasons
 
-    def _hit_stop(self, produced: list[int], stops: tuple[str, ...]) -> bool:
+    def _stop_reason(self, produced: list[int], config: SamplingConfig) -> str | None:
+        if not (config.stop_strings or config.stop_on_answer):
+            return None
         tail = self.tokenizer.decode(produced[-16:], skip_special_tokens=True)
-        return any(stop in tail for stop in stops)
+        if any(stop in tail for stop in config.stop_strings):
+            return "stop"
+        if config.stop_on_answer and "}" in tail and find_boxed(self.decode(produced)):
+            return "answer"
+        return None
 
     def _decode_generation(self, ids: list[int], stops: tuple[str, ...]) -> str:
         text = self.decode(ids)

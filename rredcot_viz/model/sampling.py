@@ -20,6 +20,7 @@ class SamplingConfig:
     top_k: int = 0  # 0 = off
     max_new_tokens: int = 256
     stop_strings: tuple[str, ...] = ()
+    stop_on_answer: bool = False  # stop a row once it has written a complete \\boxed{...}
     batch_size: int = 8
 
     def __post_init__(self) -> None:
@@ -40,13 +41,25 @@ def filter_logits(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
         kth = torch.topk(scaled, config.top_k, dim=-1).values[..., -1:]
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))
     if config.top_p < 1.0:
-        sorted_logits, order = torch.sort(scaled, dim=-1, descending=True)
-        cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
-        # drop a token when the mass before it already reaches top_p (the top token always survives)
-        drop_sorted = (cumulative - torch.softmax(sorted_logits, dim=-1)) >= config.top_p
-        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
-        scaled = scaled.masked_fill(drop, float("-inf"))
+        scaled = _nucleus(scaled, config.top_p)
     return scaled
+
+
+def _nucleus(scaled: torch.Tensor, top_p: float, head: int = 2048) -> torch.Tensor:
+    """Keep the smallest set of top tokens whose mass reaches ``top_p`` (the top token always survives).
+
+    Sorting the whole vocabulary per step is the sampler's main cost on a CPU; the nucleus almost always
+    lies within the top ``head`` tokens, so those are found with ``topk`` and the full sort is the fallback.
+    """
+    probs = torch.softmax(scaled, dim=-1)
+    k = min(head, scaled.shape[-1])
+    top_probs, order = torch.topk(probs, k, dim=-1)
+    before = top_probs.cumsum(dim=-1) - top_probs  # mass of the tokens ranked above each one
+    if k < scaled.shape[-1] and bool((before[:, -1] < top_p).any()):
+        top_probs, order = torch.sort(probs, dim=-1, descending=True)
+        before = top_probs.cumsum(dim=-1) - top_probs
+    keep = torch.zeros_like(probs, dtype=torch.bool).scatter(-1, order, before < top_p)
+    return scaled.masked_fill(~keep, float("-inf"))
 
 
 def select_tokens(logits: torch.Tensor, config: SamplingConfig, generators: list[torch.Generator]) -> torch.Tensor:

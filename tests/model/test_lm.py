@@ -142,3 +142,35 @@ def test_meter_accumulates_costs(tiny):
     tiny.token_stats(tiny.encode("four five"), start=1)
     assert tiny.meter.total.calls == before + 2
     assert tiny.meter.history[-1][0] == "token_stats"
+
+
+def test_sampling_after_prefixes_equals_sampling_each_prompt(tiny):
+    """One prefill of the sequence serves every prefix: same tokens as sampling each prompt on its own."""
+    from rredcot_viz.model.lm import PrefixSampling
+
+    ids = tiny.encode_prompt(tiny.format_prompt("What is 12 * 4 - 6?")) + tiny.encode(TEXT)
+    config = SamplingConfig(temperature=1.0, top_p=0.95, max_new_tokens=8, batch_size=2)
+    trigger = tuple(tiny.encode(" so"))
+    requests = [
+        PrefixSampling(10, (), (1, 2, 3)),
+        PrefixSampling(len(ids), trigger, (4, 5)),
+        PrefixSampling(25, (), (6,)),
+    ]
+    shared = tiny.sample_after_prefixes(ids, requests, config)
+    for request, generations in zip(requests, shared, strict=True):
+        prompts = [ids[: request.prefix] + list(request.context)] * len(request.seeds)
+        alone = tiny.sample(prompts, list(request.seeds), config).generations
+        assert [g.token_ids for g in generations] == [g.token_ids for g in alone]
+        assert [g.seed for g in generations] == list(request.seeds)
+    assert tiny.meter.history[-1 - len(requests)][0] == "sample_after_prefixes"
+
+
+def test_stop_on_answer_ends_a_row_after_a_complete_box(tiny, monkeypatch):
+    from rredcot_viz.model.sampling import SamplingConfig as Config
+
+    boxed = tiny.encode(" \\boxed{8} and more")
+    steps = iter(boxed)
+    monkeypatch.setattr("rredcot_viz.model.lm.select_tokens", lambda logits, config, gens: torch.tensor([next(steps)]))
+    prompt = tiny.encode_prompt(tiny.format_prompt("q"))
+    generation = tiny.sample([prompt], [0], Config(max_new_tokens=30, stop_on_answer=True)).generations[0]
+    assert generation.finish_reason == "answer" and generation.text.endswith("\\boxed{8}")

@@ -1,0 +1,211 @@
+"""Monte Carlo state values (METHOD.md §6): sample continuations from every state and grade them.
+
+V-hat_t is the success rate of n continuations sampled from s_t (t = 1..K; V-hat_{K+1} := R), with a
+Wilson 95% interval; sigma^MC follows from the same redistribution as RREDCoT. Rollouts that hit the token
+cap without an answer are counted separately, and three estimates are reported (the RREDCoT paper's
+truncation finding): ``p_low`` (truncated = failure, the value used), ``p_high`` (truncated = success) and
+``p_cond`` (truncated left out).
+
+Rollouts are stored with their seeds, text, grade and cost: asking for more reuses those already drawn,
+and rollout i of state t always has the same seed, so results are reproducible. ``forced_answer`` samples
+only the answer right after the prefix and the trigger (a cheap sampled counterpart of R-hat);
+``progressive`` adds batches until the Wilson half-width is small enough.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from rredcot_viz.engine.cache import Rollout, content_key
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.estimators.base import EstimatorConfig, StateValues, ValueEstimator, estimators
+from rredcot_viz.estimators.rredcot import PLAIN_TRIGGER, THINKING_TRIGGER
+from rredcot_viz.model.lm import Generation, PrefixSampling, ProgressFn
+from rredcot_viz.model.sampling import SamplingConfig
+from rredcot_viz.stats import newcombe_difference, wilson_interval
+from rredcot_viz.traces.answers import answers_equivalent, extract_answer_detailed
+
+if TYPE_CHECKING:
+    from rredcot_viz.engine.context import TraceContext
+    from rredcot_viz.segmenters.base import Segmentation
+
+
+@dataclass(frozen=True)
+class MonteCarloConfig(EstimatorConfig):
+    rollouts: int = 8
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_new_tokens: int = 2048
+    seed: int = 0
+    forced_answer: bool = False
+    forced_max_tokens: int = 16
+    trigger: str | None = None  # forced-answer trigger; None = by trace style, as for R-hat
+    progressive: bool = False
+    half_width: float = 0.10
+    max_rollouts: int = 32
+    progressive_batch: int = 4
+    batch_size: int = 16
+
+    def __post_init__(self) -> None:
+        if self.rollouts < 1 or (self.max_rollouts < self.rollouts and self.progressive):
+            raise ConfigError(f"rollouts must be >= 1 (and <= max_rollouts when progressive), got {self.rollouts}")
+        if not 0 < self.half_width < 0.5:
+            raise ConfigError(f"half_width must be in (0, 0.5), got {self.half_width}")
+        SamplingConfig(temperature=self.temperature, top_p=self.top_p, max_new_tokens=self.max_new_tokens)
+
+
+PRESETS: dict[str, MonteCarloConfig] = {
+    "method": MonteCarloConfig(),  # METHOD.md §6 defaults: 8 rollouts, T 0.7, top-p 0.95, 2048 tokens
+    "thought_anchors": MonteCarloConfig(rollouts=100, temperature=0.6, top_p=0.95, max_new_tokens=16384),
+    "vineppo": MonteCarloConfig(rollouts=9),
+    "cpu_quick": MonteCarloConfig(rollouts=8, max_new_tokens=160),  # small models on a laptop CPU
+}
+
+
+def rollout_seed(base: int, prefix: int, index: int) -> int:
+    digest = hashlib.sha256(f"{base}:{prefix}:{index}".encode()).hexdigest()
+    return int(digest[:8], 16)
+
+
+@estimators.register("mc")
+class MonteCarloEstimator(ValueEstimator):
+    name = "mc"
+    Config = MonteCarloConfig
+    provenance = "paper (arXiv 2606.06475, MC baseline); budgets and presets are design choices"
+    needs = ("outcome", "reference_answer")
+
+    def trigger(self, context: TraceContext) -> str:
+        if self.config.trigger is not None:
+            return self.config.trigger
+        return THINKING_TRIGGER if "</think>" in context.trace.cot else PLAIN_TRIGGER
+
+    def sampling(self) -> SamplingConfig:
+        config = self.config
+        if config.forced_answer:
+            return SamplingConfig(
+                config.temperature, config.top_p, 0, config.forced_max_tokens, ("}",), False, config.batch_size
+            )
+        return SamplingConfig(config.temperature, config.top_p, 0, config.max_new_tokens, (), True, config.batch_size)
+
+    def sampling_key(self, context: TraceContext) -> str:
+        trigger = self.trigger(context) if self.config.forced_answer else None
+        return content_key("mc", self.sampling(), trigger, self.config.seed)
+
+    def rollouts(self, context: TraceContext, prefix: int) -> list[Rollout]:
+        return context.cache.rollouts(context.key, self.sampling_key(context), prefix)
+
+    def draw(self, context: TraceContext, wanted: dict[int, int], progress: ProgressFn | None = None) -> None:
+        """Make sure each state prefix has at least ``wanted[prefix]`` rollouts (one sampling call)."""
+        key = self.sampling_key(context)
+        extra = tuple(context.lm.encode(self.trigger(context))) if self.config.forced_answer else ()
+        requests, plan = [], []
+        for prefix, count in wanted.items():
+            have = len(self.rollouts(context, prefix))
+            if count > have:
+                seeds = tuple(rollout_seed(self.config.seed, prefix, i) for i in range(have, count))
+                requests.append(PrefixSampling(len(context.prompt_ids) + prefix, extra, seeds))
+                plan.append((prefix, have))
+        if not requests:
+            return
+        results = context.lm.sample_after_prefixes(context.ids, requests, self.sampling(), progress=progress)
+        for (prefix, first), generations in zip(plan, results, strict=True):
+            graded = [self.grade(context, prefix, first + i, g) for i, g in enumerate(generations)]
+            context.cache.put_rollouts(context.key, key, graded)
+
+    def grade(self, context: TraceContext, prefix: int, index: int, generation: Generation) -> Rollout:
+        """A rollout counts only an explicitly stated answer (boxed, "the answer is", ####, "A:"), never a
+        stray last number; one that hits the cap without such an answer is truncated."""
+        if self.config.forced_answer:
+            answer = generation.text.split("}", 1)[0].strip() if "}" in generation.text else None
+        else:
+            found = extract_answer_detailed(generation.text)
+            answer = found.text if found is not None and found.method != "last_number" else None
+        correct = answers_equivalent(answer, context.trace.reference_answer)
+        return Rollout(
+            prefix,
+            index,
+            generation.seed,
+            generation.text,
+            answer,
+            correct,
+            generation.finish_reason,
+            len(generation.token_ids),
+        )
+
+    def estimate(
+        self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
+    ) -> StateValues:
+        self.check(context.trace)
+        before = context.lm.meter.total
+        prefixes = list(segmentation.state_prefixes[:-1])  # s_{K+1} needs no sampling: V_{K+1} := R
+        config = self.config
+        if config.progressive:
+            target = {p: min(config.rollouts, config.progressive_batch) for p in prefixes}
+            while target:
+                self.draw(context, target, progress)
+                target = {
+                    p: n + config.progressive_batch
+                    for p, n in target.items()
+                    if n < config.max_rollouts and self._half_width(context, p, n) > config.half_width
+                }
+        else:
+            self.draw(context, {p: config.rollouts for p in prefixes}, progress)
+        counts = []
+        for prefix in prefixes:
+            drawn = self.rollouts(context, prefix)
+            n = config.rollouts if not config.progressive else _progressive_count(drawn, config)
+            counts.append(drawn[:n])
+        return self._values(context, counts, before)
+
+    def _half_width(self, context: TraceContext, prefix: int, n: int) -> float:
+        drawn = self.rollouts(context, prefix)[:n]
+        low, high = wilson_interval(sum(r.correct for r in drawn), len(drawn))
+        return (high - low) / 2
+
+    def _values(self, context: TraceContext, per_state: list[list[Rollout]], before) -> StateValues:
+        outcome = context.trace.outcome
+        k = np.array([sum(r.correct for r in rs) for rs in per_state])
+        n = np.array([len(rs) for rs in per_state])
+        truncated = np.array([sum(r.truncated for r in rs) for rs in per_state])
+        p_low = k / n
+        p_high = (k + truncated) / n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_cond = np.where(n > truncated, k / np.maximum(n - truncated, 1), np.nan)
+        values = np.append(p_low, outcome)
+        wilson = np.array([wilson_interval(int(a), int(b)) for a, b in zip(k, n, strict=True)] + [(outcome, outcome)])
+        pairs = [*zip(k.tolist(), n.tolist(), strict=True)]
+        differences = [newcombe_difference(*pairs[i], *pairs[i + 1]) for i in range(len(pairs) - 1)]
+        components = {
+            "V_mc": values,
+            "p_high": np.append(p_high, outcome),
+            "p_cond": np.append(p_cond, outcome),
+            "truncated_fraction": np.append(truncated / n, 0.0),
+            "rollouts": np.append(n, 0).astype(float),
+            "successes": np.append(k, 0).astype(float),
+        }
+        intervals = {"V_mc": wilson}
+        if differences:
+            intervals["sigma_difference"] = np.array(differences)
+        notes = []
+        if truncated.sum():
+            notes.append(
+                f"{int(truncated.sum())} of {int(n.sum())} rollouts hit the {self.config.max_new_tokens}-token cap "
+                f"without an answer and count as failures (p_low); p_high counts them as successes"
+            )
+        cost = context.lm.meter.total - before
+        return StateValues(self.name, values, components, intervals, notes, cost)
+
+
+def _progressive_count(drawn: list[Rollout], config: MonteCarloConfig) -> int:
+    """How many of the stored rollouts the progressive rule would have used (reproducible from the store)."""
+    n = min(config.rollouts, config.progressive_batch)
+    while n < min(config.max_rollouts, len(drawn)):
+        low, high = wilson_interval(sum(r.correct for r in drawn[:n]), n)
+        if (high - low) / 2 <= config.half_width:
+            break
+        n += config.progressive_batch
+    return min(n, len(drawn))

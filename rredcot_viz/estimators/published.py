@@ -1,0 +1,50 @@
+"""``published_mc``: a trace's own published Monte Carlo values as an estimator, so they can be overlaid on
+ours. Thought Anchors' ``accuracy[i]`` (about 100 rollouts of a larger model) is V(s_{i+1}); V_{K+1} := R.
+The values belong to the trace's own steps, so the segmentation must be the ``given`` one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from rredcot_viz.errors import ConfigError, MissingReferenceError
+from rredcot_viz.estimators.base import EstimatorConfig, StateValues, ValueEstimator, estimators
+
+if TYPE_CHECKING:
+    from rredcot_viz.engine.context import TraceContext
+    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.segmenters.base import Segmentation
+
+
+@dataclass(frozen=True)
+class PublishedConfig(EstimatorConfig):
+    series: str = "mc_accuracy"
+
+
+@estimators.register("published_mc")
+class PublishedValues(ValueEstimator):
+    name = "published_mc"
+    Config = PublishedConfig
+    provenance = "the dataset's own MC values (Thought Anchors: ~100 resamples per chunk, a larger model)"
+    uses_model = False
+
+    def estimate(
+        self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
+    ) -> StateValues:
+        self.check(context.trace)
+        trace = context.trace
+        published = trace.step_values.get(self.config.series)
+        if published is None:
+            raise MissingReferenceError(
+                f"this trace has no published {self.config.series!r} values (it has: "
+                f"{', '.join(trace.step_values) or 'none'}); import a Thought Anchors file to get them"
+            )
+        if segmentation.strategy != "given" or segmentation.k != len(published):
+            raise ConfigError(
+                f"published values belong to the trace's own {len(published)} steps; use the 'given' segmenter "
+                f"(got {segmentation.strategy} with K={segmentation.k})"
+            )
+        values = np.append(np.asarray(published, dtype=float), trace.outcome)
+        return StateValues(self.name, values, {"V_published": values})

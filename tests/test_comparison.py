@@ -1,0 +1,84 @@
+"""Comparing methods on one segmentation (tiny model), the published-MC overlay, and the compare CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rredcot_viz.comparison import compare, method_kind
+from rredcot_viz.engine import Analyzer
+from rredcot_viz.errors import ConfigError, UnknownNameError
+from rredcot_viz.estimators import estimators
+from rredcot_viz.segmenters import segmenters
+from rredcot_viz.traces.trace import Trace
+
+TRACE = Trace(
+    "Tom has 3 apples and buys 5 more?",
+    "Tom starts with 3 apples.\nHe buys 5 more, so 3 + 5 = 8.\nWait, let me check again.\nThe answer is \\boxed{8}.",
+    reference_answer="8",
+    reference_solution="3 + 5 = \\boxed{8}",
+)
+
+
+def test_all_methods_share_one_segmentation(tiny):
+    methods = ["rredcot", "uniform", "mc", "loo", "shapley", "grad_x_input", "attention"]
+    options = {"mc": {"rollouts": 2, "max_new_tokens": 4}}
+    comparison = compare(Analyzer(tiny), TRACE, segmenters.get("line")(), methods, options)
+    k = comparison.segmentation.k
+    assert k == 3 and list(comparison.methods) == methods
+    for name, result in comparison.methods.items():
+        assert result.scores.shape == (k,), name
+        assert result.kind == method_kind(name)
+    assert comparison.methods["mc"].cost.tokens_generated > 0 and comparison.methods["uniform"].cost.calls == 0
+    names, matrix = comparison.matrix("spearman")
+    assert names == methods and np.allclose(np.diag(matrix)[[0, 3]], 1.0)
+    rows = comparison.rows()
+    assert [row["segment"] for row in rows] == [1, 2, 3] and set(methods) <= set(rows[0])
+    with pytest.raises(UnknownNameError, match="unknown method 'nope'"):
+        method_kind("nope")
+
+
+def test_published_values_need_the_given_steps(tiny):
+    steps = ("Tom starts with 3 apples.", "He buys 5 more, so 3 + 5 = 8.", "The answer is \\boxed{8}.")
+    trace = Trace(
+        TRACE.question,
+        "\n\n".join(steps),
+        reference_answer="8",
+        steps=steps,
+        step_values={"mc_accuracy": (0.2, 0.5, 0.9)},
+    )
+    analyzer = Analyzer(tiny)
+    result = analyzer.analyze(trace, segmenters.get("given")(), estimators.get("published_mc")())
+    np.testing.assert_allclose(result.values.values, [0.2, 0.5, 0.9, 1.0])
+    np.testing.assert_allclose(result.sigma, [0.3, 0.4, 0.3])
+    with pytest.raises(ConfigError, match="use the 'given' segmenter"):
+        analyzer.analyze(trace, segmenters.get("line")(), estimators.get("published_mc")())
+
+
+@pytest.mark.integration
+def test_compare_cli_prints_table_matrix_and_costs(capsys):
+    from rredcot_viz.cli import main
+    from rredcot_viz.paths import SAMPLE_TRACES_DIR
+
+    code = main(
+        [
+            "compare",
+            str(SAMPLE_TRACES_DIR / "arithmetic.jsonl"),
+            "--trace",
+            "sample-bakery-correct",
+            "--k",
+            "3",
+            "--methods",
+            "rredcot,mc,loo,shapley",
+            "--mc-rollouts",
+            "2",
+            "--mc-max-tokens",
+            "16",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "segment  text" in out and "spearman between methods" in out
+    assert "efficiency_gap=0" in out and "exact over 8 subsets" in out
+    cost_lines = [line for line in out.splitlines() if line.startswith("  mc ")]
+    assert len(cost_lines) == 1 and "generated" in cost_lines[0]
