@@ -7,6 +7,7 @@ Every method's cost is kept next to its numbers.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,9 @@ import numpy as np
 
 from rredcot_viz.attribution import attributions
 from rredcot_viz.attribution.agreement import agreement_matrix
+from rredcot_viz.config import config_json
 from rredcot_viz.engine.analyzer import Analyzer
+from rredcot_viz.engine.cache import content_key
 from rredcot_viz.errors import UnknownNameError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.model.lm import CallCost, ProgressFn
@@ -32,6 +35,7 @@ class MethodResult:
     checks: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     cost: CallCost = field(default_factory=CallCost)
+    stderr: np.ndarray | None = None  # Shapley permutation sampling
 
 
 @dataclass
@@ -55,6 +59,55 @@ class Comparison:
                 row[name] = float(result.scores[segment.index])
             rows.append(row)
         return rows
+
+
+def attribute_cached(
+    analyzer: Analyzer, trace: Trace, segmentation: Segmentation, attribution: Any, progress: ProgressFn | None
+) -> MethodResult:
+    """An attribution's scores, from the store when this (trace, model, method, settings, cuts) was seen."""
+    context = analyzer.context(trace)
+    key = content_key(
+        "attribution",
+        context.key,
+        attribution.name,
+        config_json(attribution.config),
+        segmentation.cuts,
+        segmentation.state_prefixes[-1],
+    )
+    stored = context.cache.result(context.key, key)
+    if stored is not None:
+        stderr = None if stored["stderr"] is None else np.array(stored["stderr"])
+        values = np.array(stored["values"])
+        return MethodResult(
+            attribution.name, "attribution", values, None, {}, stored["checks"], stored["notes"], CallCost(), stderr
+        )
+    scores = attribution.attribute(context, segmentation, progress)
+    payload = {
+        "values": scores.values.tolist(),
+        "stderr": None if scores.stderr is None else scores.stderr.tolist(),
+        "checks": scores.checks,
+        "notes": scores.notes,
+    }
+    context.cache.put_result(
+        context.key,
+        key,
+        "attribution",
+        attribution.name,
+        json.loads(config_json(attribution.config)),
+        payload,
+        scores.cost.as_dict(),
+    )
+    return MethodResult(
+        attribution.name,
+        "attribution",
+        scores.values,
+        None,
+        {},
+        scores.checks,
+        scores.notes,
+        scores.cost,
+        scores.stderr,
+    )
 
 
 def method_kind(name: str) -> str:
@@ -92,9 +145,6 @@ def compare(
                 analyzer.context(trace).stats  # noqa: B018  (one pass for the entropies the segmenter needs)
                 segmentation = analyzer.segment(trace, segmenter)
             attribution = attributions.get(name)(**options.get(name, {}))
-            scores = attribution.attribute(analyzer.context(trace), segmentation, progress.get(name))
-            results[name] = MethodResult(
-                name, "attribution", scores.values, None, {}, scores.checks, scores.notes, scores.cost
-            )
+            results[name] = attribute_cached(analyzer, trace, segmentation, attribution, progress.get(name))
     assert segmentation is not None
     return Comparison(trace, segmentation, results)

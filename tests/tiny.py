@@ -55,7 +55,7 @@ def tiny_model(seed: int = 0, layers: int = 2, attn: str = "sdpa") -> LlamaForCa
         num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=512,
+        max_position_embeddings=2048,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=None,

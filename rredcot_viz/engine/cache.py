@@ -33,6 +33,13 @@ class CacheBackend(Protocol):
     def save_scores(self, context_key: str, series_key: str, scores: dict[int, np.ndarray]) -> None: ...
     def load_rollouts(self, context_key: str, sampling_key: str, prefix: int) -> list[Rollout]: ...
     def save_rollouts(self, context_key: str, sampling_key: str, rollouts: list[Rollout]) -> None: ...
+    def put_context(
+        self, context_key: str, trace_hash: str, model_name: str, fingerprint: str, prompt: str
+    ) -> None: ...
+    def result(self, result_key: str) -> dict | None: ...
+    def put_result(
+        self, result_key: str, context_key: str, kind: str, method: str, settings: dict, payload: dict, cost: dict
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ class _Entry:
     stats: TokenStats | None = None
     scores: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
     rollouts: dict[tuple[str, int], list[Rollout]] = field(default_factory=dict)
+    results: dict[str, dict] = field(default_factory=dict)
 
 
 class BoundaryCache:
@@ -68,6 +76,7 @@ class BoundaryCache:
         self.max_contexts = max_contexts
         self.backend = backend
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._described: set[str] = set()
 
     def _entry(self, context_key: str) -> _Entry:
         entry = self._entries.get(context_key)
@@ -114,6 +123,28 @@ class BoundaryCache:
             stored.append(rollout)
         if self.backend:
             self.backend.save_rollouts(context_key, sampling_key, rollouts)
+
+    def describe(self, context_key: str, trace_hash: str, model_name: str, fingerprint: str, prompt: str) -> None:
+        """Record what a context key stands for (so stored rows can be traced back to trace and model)."""
+        if self.backend and context_key not in self._described:
+            self.backend.put_context(context_key, trace_hash, model_name, fingerprint, prompt)
+            self._described.add(context_key)
+
+    def result(self, context_key: str, result_key: str) -> dict | None:
+        """A stored method result (attribution scores, ...) by content key, or None."""
+        entry = self._entry(context_key)
+        if result_key not in entry.results and self.backend:
+            stored = self.backend.result(result_key)
+            if stored is not None:
+                entry.results[result_key] = stored
+        return entry.results.get(result_key)
+
+    def put_result(
+        self, context_key: str, result_key: str, kind: str, method: str, settings: dict, payload: dict, cost: dict
+    ) -> None:
+        self._entry(context_key).results[result_key] = payload
+        if self.backend:
+            self.backend.put_result(result_key, context_key, kind, method, settings, payload, cost)
 
     def clear(self) -> None:
         self._entries.clear()

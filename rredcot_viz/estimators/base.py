@@ -76,6 +76,7 @@ class ValueEstimator(ABC):
                 "outcome": "an outcome (a reference answer to check the final answer against, or a correct label)",
                 "reference_answer": "a reference answer",
                 "reference_solution": "a reference solution (the reference path for v-hat)",
+                "step_values": "published per-step values (e.g. a Thought Anchors import)",
             }
             usable = [
                 name for name in estimators.names() if not any(_lacks(trace, n) for n in estimators.get(name).needs)

@@ -45,6 +45,11 @@ def grpo_advantages(rewards: np.ndarray, std: StdMode = "population") -> np.ndar
     raise ConfigError(f"std must be population, trl or unbiased, got {std!r}")
 
 
+def uniform_credit(outcome: float, k: int) -> np.ndarray:
+    """What outcome-only credit gives each of k segments of one trace: the outcome spread evenly."""
+    return np.full(k, outcome / k)
+
+
 def segment_advantages(
     sigmas: list[np.ndarray],
     rewards: np.ndarray,

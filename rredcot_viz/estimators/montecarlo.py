@@ -99,22 +99,23 @@ class MonteCarloEstimator(ValueEstimator):
         return context.cache.rollouts(context.key, self.sampling_key(context), prefix)
 
     def draw(self, context: TraceContext, wanted: dict[int, int], progress: ProgressFn | None = None) -> None:
-        """Make sure each state prefix has at least ``wanted[prefix]`` rollouts (one sampling call)."""
+        """Make sure each state prefix has at least ``wanted[prefix]`` rollouts.
+
+        One sampling call per state (longest prefix first), storing its rollouts right away: the model lock
+        is released between states, ``progress`` may cancel between them, and what was drawn is kept."""
         key = self.sampling_key(context)
         extra = tuple(context.lm.encode(self.trigger(context))) if self.config.forced_answer else ()
-        requests, plan = [], []
-        for prefix, count in wanted.items():
-            have = len(self.rollouts(context, prefix))
-            if count > have:
-                seeds = tuple(rollout_seed(self.config.seed, prefix, i) for i in range(have, count))
-                requests.append(PrefixSampling(len(context.prompt_ids) + prefix, extra, seeds))
-                plan.append((prefix, have))
-        if not requests:
-            return
-        results = context.lm.sample_after_prefixes(context.ids, requests, self.sampling(), progress=progress)
-        for (prefix, first), generations in zip(plan, results, strict=True):
-            graded = [self.grade(context, prefix, first + i, g) for i, g in enumerate(generations)]
+        todo = [(p, len(self.rollouts(context, p))) for p, count in sorted(wanted.items(), reverse=True)]
+        todo = [(p, have) for p, have in todo if wanted[p] > have]
+        for done, (prefix, have) in enumerate(todo, start=1):
+            seeds = tuple(rollout_seed(self.config.seed, prefix, i) for i in range(have, wanted[prefix]))
+            cut = len(context.prompt_ids) + prefix
+            request = PrefixSampling(cut, extra, seeds)
+            (generations,) = context.lm.sample_after_prefixes(context.ids[:cut], [request], self.sampling())
+            graded = [self.grade(context, prefix, have + i, g) for i, g in enumerate(generations)]
             context.cache.put_rollouts(context.key, key, graded)
+            if progress:
+                progress(done, len(todo))
 
     def grade(self, context: TraceContext, prefix: int, index: int, generation: Generation) -> Rollout:
         """A rollout counts only an explicitly stated answer (boxed, "the answer is", ####, "A:"), never a

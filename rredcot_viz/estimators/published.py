@@ -29,6 +29,7 @@ class PublishedValues(ValueEstimator):
     Config = PublishedConfig
     provenance = "the dataset's own MC values (Thought Anchors: ~100 resamples per chunk, a larger model)"
     uses_model = False
+    needs = ("outcome", "step_values")
 
     def estimate(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None

@@ -9,6 +9,8 @@ prefix computation reused, and seeded batched sampling. Every call reports its c
 from __future__ import annotations
 
 import copy
+import functools
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +32,18 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 ProgressFn = Callable[[int, int], None]
+
+
+def _serialised(method: Callable) -> Callable:
+    """Run a model call under the model's lock: the app serves several sessions and background jobs from
+    one model, and a KV cache or an eager-attention switch must not interleave with another call."""
+
+    @functools.wraps(method)
+    def locked(self: LanguageModel, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 @dataclass
@@ -165,6 +179,7 @@ class LanguageModel:
         # passes (bench/scoring.py: 256 tokens 12.9 s, 1024 tokens 15.1 s); a GPU prefers large batches.
         self.pack_tokens = pack_tokens or (4096 if self.device.startswith("cuda") else 256)
         self.meter = CostMeter()
+        self.lock = threading.RLock()
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
 
@@ -267,6 +282,7 @@ class LanguageModel:
         assert scores.stats is not None
         return scores.stats
 
+    @_serialised
     def score_continuations(
         self,
         ids: list[int],
@@ -308,6 +324,7 @@ class LanguageModel:
         self.meter.record(operation, cost)
         return ContinuationScores(results, stats, cost)
 
+    @_serialised
     def score_continuations_naive(self, ids: list[int], requests: list[Continuation]) -> ContinuationScores:
         """Reference implementation: re-encode ``ids[:cut] + context + target`` for every request."""
         self._check_requests(ids, requests)
@@ -368,6 +385,7 @@ class LanguageModel:
             layer = self.model.get_input_embeddings()
             return layer(torch.tensor([ids], device=self.device))[0].float().clone()
 
+    @_serialised
     def target_logprob_from_embeddings(self, embeddings: torch.Tensor, target: list[int]) -> torch.Tensor:
         """Differentiable sum of log p(target) for each row of ``embeddings`` (B, T, d) whose last
         ``len(target)`` positions hold the target tokens; returns (B,)."""
@@ -387,6 +405,7 @@ class LanguageModel:
         self.meter.record("gradient_forward", cost)
         return logprobs.gather(-1, index)[..., 0].sum(-1)
 
+    @_serialised
     def attention_to_keys(self, ids: list[int], queries: list[int]) -> np.ndarray:
         """Attention each key position receives from the ``queries`` positions, averaged over queries, heads
         and layers (T,). Runs with eager attention (SDPA does not return weights), one layer at a time."""
@@ -419,6 +438,7 @@ class LanguageModel:
         return torch.stack(totals).mean(dim=0).double().cpu().numpy()
 
     # ------------------------------------------------------------------ sampling
+    @_serialised
     def sample(
         self,
         prompts: list[list[int]],
@@ -471,6 +491,7 @@ class LanguageModel:
             for prompt, ids, reason, seed in zip(prompts, produced, reasons, seeds, strict=True)
         ]
 
+    @_serialised
     def sample_after_prefixes(
         self,
         ids: list[int],

@@ -20,8 +20,10 @@ import numpy as np
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.segmenters.base import (
     MergeStep,
+    Segmentation,
     Segmenter,
     SegmenterInput,
+    build_segmentation,
     clamp_warning,
     clean_cuts,
     segmenters,
@@ -87,3 +89,12 @@ class HybridSegmenter(Segmenter):
         merged, history = merge_pieces([0, *cuts, inp.n_tokens], inp.entropies, k, self.config.merge_score)
         extras = {"initial_cuts": cuts, "merge_history": history, "warnings": warnings}
         return merged, [kind_of[c] for c in merged], extras
+
+
+def replay(segmentation: Segmentation, inp: SegmenterInput, step: int) -> Segmentation:
+    """The hybrid segmentation as it was after ``step`` merges (0 = the keyword pieces), for the UI stepper."""
+    if not 0 <= step <= len(segmentation.merge_history):
+        raise ConfigError(f"merge step must be in 0..{len(segmentation.merge_history)}, got {step}")
+    cuts = list(segmentation.initial_cuts if step == 0 else segmentation.merge_history[step - 1].cuts_after)
+    kind = dict(zip(segmentation.cuts, (s.boundary_kind for s in segmentation.segments[1:]), strict=True))
+    return build_segmentation("hybrid", inp, cuts, [kind.get(c, "keyword") for c in cuts])

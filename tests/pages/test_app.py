@@ -1,32 +1,34 @@
-"""The app's entry page starts, loads the embedded model and shows a sample trace."""
+"""The app shell: navigation, the model picker and a clear error for a model that is not there."""
 
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
-from rredcot_viz.paths import PROJECT_ROOT
+from conftest import run_page
 
 pytestmark = pytest.mark.integration
 
 
-def test_app_shows_a_sample_trace():
-    app = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=120).run()
-    assert not app.exception
-    assert app.title[0].value == "RREDCoT Explorer"
-    caption = app.main.caption[0].value
-    assert "SmolLM2-135M-Instruct" in caption and "cannot do arithmetic" in caption
-    assert len(app.sidebar.selectbox(key="model").options) == 3
-    options = app.sidebar.selectbox(key="trace").options
-    assert len(options) >= 12
-    app.sidebar.selectbox(key="trace").select(options[1]).run()
-    assert not app.exception
-    assert any(metric.label == "Reasoning tokens" and int(metric.value) > 50 for metric in app.metric)
+def test_model_picker_lists_the_catalogue_with_reasons():
+    app = run_page()
+    picker = app.sidebar.selectbox(key="model")
+    assert picker.options[:3] == [
+        "SmolLM2-135M-Instruct (Q4_1, embedded default) · 98 MB",
+        "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, optional) · 491 MB",
+        "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, optional, strongest) · 1120 MB",
+    ]
+    assert "cannot do arithmetic" in app.sidebar.caption[0].value
+    assert "needs a CUDA GPU" in app.sidebar.caption[1].value
 
 
-def test_unfetched_optional_model_shows_how_to_fetch(tmp_path, monkeypatch):
+def test_unfetched_optional_model_says_how_to_fetch(tmp_path, monkeypatch):
     monkeypatch.setenv("RREDCOT_CACHE_DIR", str(tmp_path))  # nothing fetched here
-    app = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=120).run()
+    app = run_page()
     app.sidebar.selectbox(key="model").select("qwen2.5-coder-1.5b").run()
     assert not app.exception
-    assert "fetch-model qwen2.5-coder-1.5b" in app.error[0].value
+    assert "python -m rredcot_viz fetch-model qwen2.5-coder-1.5b" in app.error[0].value
+
+
+def test_every_page_renders():
+    for page in ("pages/inspect.py", "pages/compare.py", "pages/dataset.py", "pages/learn.py"):
+        app = run_page(page)
+        assert app.title[0].value in ("Inspect", "Compare", "Dataset", "Learn: who deserves the credit?")

@@ -1,0 +1,161 @@
+"""Dataset-level analysis: run one segmenter and estimator over many traces and aggregate the results
+(sigma by relative position, agreement distributions, per-source views). Used by the Dataset page and
+by batch analysis; every per-trace result is stored, so a run can be reopened without the model."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rredcot_viz.attribution.agreement import spearman
+from rredcot_viz.comparison import compare
+from rredcot_viz.config import config_json
+from rredcot_viz.engine.analyzer import Analyzer
+from rredcot_viz.errors import RredcotError
+from rredcot_viz.estimators.base import ValueEstimator
+from rredcot_viz.segmenters.base import Segmenter
+from rredcot_viz.traces.trace import Trace
+
+
+@dataclass
+class DatasetRecord:
+    trace_hash: str
+    trace_id: str | None
+    source: str
+    outcome: float | None
+    k: int = 0
+    sigma: list[float] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    positions: list[float] = field(default_factory=list)  # each segment's middle token, as a share of the region
+    tokens: int = 0
+    first_error_label: int | None = None
+    agreement: dict[str, float] = field(default_factory=dict)  # spearman(sigma, other method's scores)
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def argmin_sigma(self) -> int | None:
+        return int(np.argmin(self.sigma)) if self.sigma else None
+
+
+def analyze_dataset(
+    analyzer: Analyzer,
+    traces: list[Trace],
+    segmenter: Segmenter,
+    estimator: ValueEstimator,
+    agreement_with: tuple[str, ...] = (),
+    progress: Any = None,
+) -> list[DatasetRecord]:
+    """One record per trace; a trace the estimator cannot run on gets a record with its error message."""
+    records = []
+    for done, trace in enumerate(traces, start=1):
+        record = DatasetRecord(
+            trace.content_hash, trace.trace_id, trace.source, trace.outcome, first_error_label=trace.first_error
+        )
+        try:
+            methods = [estimator.name, *agreement_with]
+            comparison = compare(analyzer, trace, segmenter, methods, {estimator.name: asdict(estimator.config)})
+            result = comparison.methods[estimator.name]
+            segments = comparison.segmentation.segments
+            region = segments[-1].token_span[1]
+            record.k = len(segments)
+            record.sigma = result.scores.tolist()
+            record.values = result.values.tolist()
+            record.positions = [(s.token_span[0] + s.token_span[1]) / 2 / region for s in segments]
+            record.tokens = region
+            record.agreement = {m: spearman(result.scores, comparison.methods[m].scores) for m in agreement_with}
+            record.seconds = sum(r.cost.seconds for r in comparison.methods.values())
+        except RredcotError as error:
+            record.error = str(error)
+        records.append(record)
+        if progress:
+            progress(done, len(traces))
+    return records
+
+
+def records_frame(records: list[DatasetRecord]) -> pd.DataFrame:
+    """One row per trace, for the sortable table."""
+    rows = []
+    for r in records:
+        row = {
+            "trace": r.trace_id or r.trace_hash[:12],
+            "source": r.source,
+            "outcome": r.outcome,
+            "K": r.k,
+            "tokens": r.tokens,
+            "sum sigma": round(sum(r.sigma), 6) if r.sigma else math.nan,
+            "min sigma at": (r.argmin_sigma + 1) if r.sigma else None,
+            "labelled first error": None if r.first_error_label is None else r.first_error_label + 1,
+            **{f"rho vs {m}": v for m, v in r.agreement.items()},
+            "error": r.error or "",
+            "hash": r.trace_hash,
+        }
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def position_points(records: list[DatasetRecord], outcome: float | None = None) -> tuple[list[float], list[float]]:
+    """(relative position, sigma) of every segment of every record (optionally of one outcome)."""
+    positions, sigmas = [], []
+    for r in records:
+        if r.error is None and (outcome is None or r.outcome == outcome):
+            positions.extend(r.positions)
+            sigmas.extend(r.sigma)
+    return positions, sigmas
+
+
+def save_run(
+    store: Any,
+    model_info: dict[str, Any],
+    segmenter: Segmenter,
+    estimator: ValueEstimator,
+    records: list[DatasetRecord],
+    label: str,
+) -> str:
+    run_id = f"dataset-{uuid.uuid4().hex[:10]}"
+    settings = {
+        "label": label,
+        "segmenter": segmenter.name,
+        "segmenter_config": json.loads(config_json(segmenter.config)),
+        "estimator": estimator.name,
+        "estimator_config": json.loads(config_json(estimator.config)),
+    }
+    store.put_run(run_id, "dataset", model_info, settings, None)
+    for record in records:
+        store.put_result(
+            f"{run_id}:{record.trace_hash}",
+            "",
+            "dataset",
+            estimator.name,
+            settings,
+            asdict(record),
+            {"seconds": record.seconds},
+        )
+    errors = sum(r.error is not None for r in records)
+    store.finish_run(
+        run_id,
+        "done",
+        {"traces": len(records), "errors": errors, "label": label},
+        {"seconds": sum(r.seconds for r in records)},
+    )
+    return run_id
+
+
+def load_run(store: Any, run_id: str) -> list[DatasetRecord]:
+    frame = store.query("SELECT payload FROM results WHERE result_key LIKE ? ORDER BY created_at", [f"{run_id}:%"])
+    return [DatasetRecord(**json.loads(payload)) for payload in frame["payload"]]
+
+
+def dataset_runs(store: Any) -> pd.DataFrame:
+    return store.query(
+        "SELECT run_id, json_extract_string(settings, '$.label') AS label, model_name, "
+        "json_extract_string(settings, '$.segmenter') AS segmenter, json_extract_string(settings, '$.estimator') AS "
+        "estimator, json_extract(summary, '$.traces') AS traces, status, created_at FROM runs WHERE kind = 'dataset' "
+        "ORDER BY created_at DESC"
+    )

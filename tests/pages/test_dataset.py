@@ -1,0 +1,42 @@
+"""The Dataset page: analyse several traces in the background, then the aggregate views and the table."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import figure_titled, run_page
+
+from rredcot_viz.ui import resources
+
+pytestmark = pytest.mark.integration
+
+
+def test_background_run_aggregates_and_opens_inspect():
+    app = run_page("pages/dataset.py")
+    app.selectbox(key="dataset_collection").select("samples").run()
+    app.slider(key="dataset_count").set_value(3)
+    app.selectbox(key="dataset_segmenter").select("line")
+    app.selectbox(key="dataset_estimator").select("answer_only").run()
+    app.multiselect(key="dataset_agree").set_value(["uniform"]).run()
+    app.button(key="dataset_run").click().run()
+    job = resources.jobs().jobs()[-1]
+    resources.jobs().wait(job, timeout=300)
+    assert job.status == "done", job.error
+    app.run()
+    assert not app.exception
+    table = app.dataframe[-1].value
+    assert len(table) == 3 and set(table["outcome"]) <= {0.0, 1.0}
+    assert table["sum sigma"].tolist() == pytest.approx(table["outcome"].tolist(), abs=1e-6)
+    profile = figure_titled(app, "mean σ by relative position, correct traces")
+    assert all(0 <= x <= 1 for x in profile["data"][0]["x"])
+
+
+def test_import_a_shared_file(shared_data):
+    path = shared_data / "processbench" / "gsm8k.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    app = run_page("pages/dataset.py")
+    app.selectbox(key="dataset_shared").select(path).run()
+    app.number_input(key="dataset_import_limit").set_value(5)
+    app.button(key="dataset_import").click().run()
+    assert "gsm8k.json: 5 traces imported as format processbench" in app.success[0].value
+    assert "dataset:gsm8k.json (5 traces)" in app.selectbox(key="dataset_collection").options

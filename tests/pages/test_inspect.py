@@ -1,0 +1,125 @@
+"""The Inspect page: lands on an analysed sample, re-segments without the model, escapes trace text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import figure_titled, run_page
+
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.ui import resources
+
+pytestmark = pytest.mark.integration
+
+
+def segment_count(app) -> int:
+    return len(re.findall(r'data-segment="\d+"', app.get("html")[0].proto.body))
+
+
+def test_lands_on_an_analysed_sample_and_shows_the_values():
+    app = run_page()
+    assert app.title[0].value == "Inspect"
+    assert "cannot do arithmetic" in app.info[0].value
+    caption = app.main.caption[0].value
+    k = int(re.search(r"K = (\d+) segments", caption).group(1))
+    assert segment_count(app) == k
+    metrics = {m.label: m.value for m in app.metric}
+    assert float(metrics["Σσ"]) == pytest.approx(float(metrics["Outcome R"]), abs=1e-4)
+    curves = figure_titled(app, "Values at the states")
+    q_hat = next(trace for trace in curves["data"] if trace["name"] == "Q_hat")
+    assert len(q_hat["y"]) == k + 1 and q_hat["y"][-1] == pytest.approx(float(metrics["Outcome R"]))
+    credit = figure_titled(app, "Credit per segment")
+    sigma = next(trace for trace in credit["data"] if trace["name"].startswith("σ"))
+    assert sum(sigma["y"]) == pytest.approx(float(metrics["Σσ"]), abs=1e-4)
+    grpo = next(trace for trace in credit["data"] if trace["name"].startswith("GRPO"))
+    assert grpo["y"] == pytest.approx([float(metrics["Outcome R"]) / k] * k)
+    table = app.dataframe[0].value
+    assert len(table) == k and table["sigma"].sum() == pytest.approx(float(metrics["Σσ"]), abs=1e-4)
+
+
+def test_changing_k_and_segmenter_makes_no_model_calls():
+    app = run_page()
+    app.sidebar.selectbox(key="trace_Samples").select_index(7).run()  # a long sample
+    lm = resources.model(resources.ModelConfig())
+    calls = lm.meter.total.calls
+    counts = set()
+    for k in (2, 3, 5, 6):
+        app.slider(key="inspect_k").set_value(k).run()
+        assert "no model calls" in app.main.caption[0].value
+        counts.add(segment_count(app))
+    assert len(counts) >= 3  # the heatmap really changed
+    for name in ("sentence", "line", "keyword", "paragraph"):
+        app.selectbox(key="inspect_segmenter").select(name).run()
+        assert not app.exception and "no model calls" in app.main.caption[0].value
+    app.selectbox(key="inspect_aggregation").select("geo_mean").run()
+    assert "no model calls" in app.main.caption[0].value
+    assert lm.meter.total.calls == calls
+
+
+def test_shading_views_and_replay():
+    app = run_page()
+    for shade in ("Q_hat", "R_hat", "v_hat", "sigma"):
+        app.segmented_control(key="inspect_shade").set_value(shade).run()
+        assert not app.exception and segment_count(app) >= 2
+    app.radio(key="inspect_view").set_value("Rendered (LaTeX)").run()
+    assert any("-badge[1 ·" in m.value for m in app.markdown)
+    app.radio(key="inspect_view").set_value("Heatmap").run()
+    app.slider(key="inspect_k").set_value(2).run()
+    replay = app.slider(key="inspect_replay")
+    replay.set_value(0).run()
+    assert "pieces before any merge" in " ".join(c.value for c in app.main.caption)
+    assert app.get("html")[-1].proto.body.count("data-segment=") > 2
+
+
+def test_trace_text_is_escaped():
+    hostile = Trace(
+        question="What does <b>this</b> do?",
+        cot='First <script>alert("x")</script> step.\nThen <img src=x onerror=alert(1)> and <a href="javascript:alert(2)">'
+        "link</a>.\nThe answer is \\boxed{3}.",
+        reference_answer="3",
+        reference_solution="It is \\boxed{3}.",
+        trace_id="hostile",
+    )
+    resources.store().put_traces([hostile], "user")
+    app = run_page()
+    app.sidebar.radio(key="trace_source").set_value("Stored").run()
+    app.sidebar.selectbox(key="collection").select("user").run()
+    body = app.get("html")[0].proto.body
+    assert "<script>" not in body and "&lt;script&gt;" in body
+    assert "<img" not in body and "&lt;img src=x onerror=alert(1)&gt;" in body
+    assert '<a href="javascript' not in body and "&lt;a href=&quot;javascript:alert(2)&quot;&gt;" in body
+
+
+def test_paste_adds_a_trace_and_bad_input_gets_a_message():
+    app = run_page()
+    app.sidebar.radio(key="trace_source").set_value("Paste").run()
+    app.sidebar.text_area(key="paste_question").input("").run()
+    app.sidebar.button[0].click().run()
+    assert "a trace needs a non-empty question" in app.sidebar.error[0].value
+    app.sidebar.text_area(key="paste_question").input("What is 2 + 3?")
+    app.sidebar.text_area(key="paste_cot").input("2 + 3 = 5.\nSo the answer is \\boxed{5}.")
+    app.sidebar.text_input(key="paste_reference").input("5")
+    app.sidebar.button[0].click().run()
+    assert not app.exception
+    assert app.sidebar.success[0].value == "Added and selected."
+    assert app.metric[0].value == "5" and "What is 2 + 3?" in app.markdown[0].value
+
+
+def test_upload_is_parsed_reported_and_size_limited(monkeypatch):
+    import json
+
+    good = {"question": "What is 6 * 7?", "cot": "6 * 7 = 42.\nThe answer is \\boxed{42}.", "reference_answer": "42"}
+    content = (json.dumps(good) + "\n{broken\n").encode()
+    app = run_page()
+    app.sidebar.radio(key="trace_source").set_value("Upload").run()
+    app.sidebar.get("file_uploader")[0].upload("mine.jsonl", content, "application/json")
+    app.run()
+    assert not app.exception
+    assert "mine.jsonl: 1 traces (native); 1 problems" in app.sidebar.success[0].value
+    assert "line 2: invalid JSON" in app.sidebar.warning[0].value
+    assert app.metric[0].value == "42"
+    monkeypatch.setattr("rredcot_viz.ui.widgets.MAX_UPLOAD_MB", 0.00001)
+    app.sidebar.get("file_uploader")[0].set_value(("big.jsonl", content, "application/json"))
+    app.run()
+    assert "the upload limit is" in app.sidebar.error[0].value
