@@ -6,8 +6,8 @@ import re
 
 import pytest
 from conftest import figure_titled, run_page
+from hostile import HOSTILE
 
-from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
 
 pytestmark = pytest.mark.integration
@@ -73,14 +73,7 @@ def test_shading_views_and_replay():
 
 
 def test_trace_text_is_escaped():
-    hostile = Trace(
-        question="What does <b>this</b> do?",
-        cot='First <script>alert("x")</script> step.\nThen <img src=x onerror=alert(1)> and <a href="javascript:alert(2)">'
-        "link</a>.\nThe answer is \\boxed{3}.",
-        reference_answer="3",
-        reference_solution="It is \\boxed{3}.",
-        trace_id="hostile",
-    )
+    hostile = HOSTILE
     resources.store().put_traces([hostile], "user")
     app = run_page()
     app.sidebar.radio(key="trace_source").set_value("Stored").run()

@@ -1,0 +1,45 @@
+"""How fast the Inspect page re-renders when K changes on an analysed trace (AppTest, embedded model).
+
+Analyses the longest sample trace once (not timed), then moves the K slider ten times and times each
+rerun; the model must not be called. Last line: ``rerun_ms_median=<x> model_calls=<n>``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+
+os.environ.setdefault("RREDCOT_STORE", os.path.join(tempfile.mkdtemp(prefix="rredcot-bench-"), "store.duckdb"))
+
+from streamlit.testing.v1 import AppTest
+
+from rredcot_viz.model.loading import ModelConfig
+from rredcot_viz.paths import PROJECT_ROOT
+from rredcot_viz.ui import resources
+
+
+def main() -> None:
+    app = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=600).run()
+    options = app.sidebar.selectbox(key="trace_Samples").options
+    longest = next(i for i, label in enumerate(options) if label.startswith("Planning a school museum trip ·"))
+    started = time.perf_counter()
+    app.sidebar.selectbox(key="trace_Samples").select_index(longest).run()
+    print(f"first analysis of '{options[longest]}': {time.perf_counter() - started:.1f} s (not timed below)")
+    lm = resources.model(ModelConfig())
+    calls = lm.meter.total.calls
+    timings = []
+    for k in (2, 4, 6, 8, 10, 12, 14, 16, 5, 9):
+        started = time.perf_counter()
+        app.slider(key="inspect_k").set_value(k).run()
+        timings.append((time.perf_counter() - started) * 1e3)
+        assert not app.exception, [e.value for e in app.exception]
+        assert "no model calls" in app.main.caption[0].value
+    model_calls = lm.meter.total.calls - calls
+    print("rerun ms:", " ".join(f"{t:.0f}" for t in timings))
+    print(f"rerun_ms_median={statistics.median(timings):.1f} model_calls={model_calls}")
+
+
+if __name__ == "__main__":
+    main()
