@@ -54,3 +54,19 @@ def test_import_reports_bad_lines_with_file_and_line(tmp_path, capsys):
 def test_missing_file_is_a_clear_error(tmp_path, capsys):
     assert main(["import", str(tmp_path / "nope.jsonl")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_export_from_the_store(tmp_path, capsys, monkeypatch):
+    from rredcot_viz.store import Store
+    from rredcot_viz.traces.io import sample_traces
+
+    path = tmp_path / "s.duckdb"
+    monkeypatch.setenv("RREDCOT_STORE", str(path))  # restored afterwards; --store sets it for the run
+    store = Store(path)
+    store.put_traces(sample_traces()[:2], "samples")
+    store.close()
+    out = tmp_path / "traces.csv"
+    assert main(["--store", str(path), "export", "SELECT trace_id FROM traces ORDER BY trace_id", str(out)]) == 0
+    assert out.read_text().splitlines() == ["trace_id", "sample-bakery-correct", "sample-bakery-failed"]
+    assert main(["--store", str(path), "export", "nope", str(out)]) == 2
+    assert "neither a table" in capsys.readouterr().err

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="python -m rredcot_viz", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the library does")
+    parser.add_argument("--store", help="DuckDB store file (default: $RREDCOT_STORE or data/rredcot.duckdb)")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in commands.names():
         command = commands.get(name)
@@ -65,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    if args.store:
+        os.environ["RREDCOT_STORE"] = args.store
     try:
         return commands.get(args.command).run(args)
     except RredcotError as error:

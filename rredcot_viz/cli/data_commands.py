@@ -47,3 +47,22 @@ commands.register("import")(
         _run_import,
     )
 )
+
+
+def _configure_export(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", help="a store table (traces, scores, rollouts, results, runs, ...) or a SELECT query")
+    parser.add_argument("out", help="output file; .parquet, .csv or .jsonl")
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from rredcot_viz.store import Store
+
+    store = Store()
+    path = store.export(args.source, args.out)
+    print(f"wrote {path} from {args.source!r} in {store.path}")
+    return 0
+
+
+commands.register("export")(
+    Command("export a store table or SELECT query to parquet, CSV or JSONL", _configure_export, _run_export)
+)
