@@ -52,7 +52,12 @@ class ProgressBars:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from rredcot_viz.cli import analysis_commands, data_commands, model_commands  # noqa: F401  (registers them)
+    from rredcot_viz.cli import (  # noqa: F401  (each module registers its commands)
+        analysis_commands,
+        data_commands,
+        diagnosis_commands,
+        model_commands,
+    )
 
     parser = argparse.ArgumentParser(prog="python -m rredcot_viz", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the library does")

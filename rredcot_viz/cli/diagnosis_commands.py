@@ -1,0 +1,266 @@
+"""Diagnosis subcommands: ``eval-diagnosis`` (ProcessBench F1 of detectors), ``resample`` and
+``resample-batch`` (reset resampling, RRPO vs SRPO)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import uuid
+from pathlib import Path
+
+from rredcot_viz.cli import Command, ProgressBars, commands
+from rredcot_viz.cli.analysis_commands import analysis_config, format_table, select_traces
+from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
+from rredcot_viz.cli.options import parse_overrides
+
+
+def _attach(args: argparse.Namespace, traces: list) -> list:
+    from rredcot_viz.paths import shared_data_dir
+    from rredcot_viz.traces.references import attach_references
+
+    reference = args.references
+    if reference == "auto":
+        candidate = shared_data_dir() / "gsm8k" / "test.jsonl"
+        reference = str(candidate) if "gsm8k" in Path(args.data).name.lower() and candidate.is_file() else "none"
+    if reference == "none":
+        return traces
+    traces, matched = attach_references(traces, reference)
+    print(f"references: {matched} of {len(traces)} traces matched in {reference}")
+    return traces
+
+
+def _configure_eval(parser: argparse.ArgumentParser) -> None:
+    from rredcot_viz.diagnosis import detectors
+
+    parser.add_argument("--data", required=True, help="ProcessBench-format file (steps + label)")
+    parser.add_argument("--detector", default="all", help=f"comma list of {', '.join(detectors.names())}, or all")
+    parser.add_argument("--limit", type=int, help="evaluate the first N records")
+    parser.add_argument(
+        "--references",
+        default="auto",
+        help="file to take reference answers/solutions from by question (auto: GSM8K test for the "
+        "GSM8K split), or none",
+    )
+    parser.add_argument("--opt", action="append", metavar="DETECTOR.KEY=VALUE", help="a detector setting")
+    parser.add_argument("--format", default="auto")
+    parser.add_argument("--segmenter", default="given", help="given (default: segment t = step t)")
+    parser.add_argument("--variant", default="exact_sum")
+    parser.add_argument("--no-store", action="store_true", help="do not record the run in the DuckDB store")
+    add_model_arguments(parser)
+
+
+def _run_eval(args: argparse.Namespace) -> int:
+    from rredcot_viz.diagnosis import detectors
+    from rredcot_viz.diagnosis.processbench import baselines, evaluate
+    from rredcot_viz.engine import Analyzer
+    from rredcot_viz.errors import ConfigError
+    from rredcot_viz.segmenters import segmenters
+    from rredcot_viz.traces.importers import import_file
+
+    names = detectors.names() if args.detector == "all" else [n.strip() for n in args.detector.split(",")]
+    options: dict[str, dict] = {detectors.resolve(n): {} for n in names}
+    for pair in args.opt or []:
+        name, _, setting = pair.partition(".")
+        if detectors.resolve(name) not in options:
+            raise ConfigError(f"--opt {pair!r} names detector {name!r}, which is not being evaluated")
+        options[detectors.resolve(name)].update(parse_overrides(detectors.get(name).Config, [setting]))
+    report = import_file(args.data, args.format, args.limit)
+    traces = _attach(args, report.traces)
+    print(f"{len(traces)} traces from {args.data} ({report.format}); {report.records_failed} records skipped")
+    args.scope, args.boundaries, args.no_chat_template = "reasoning", "states", False
+    analyzer = Analyzer(load_from_args(args), analysis_config(args))
+    segmenter = segmenters.get(args.segmenter)()
+    bars = ProgressBars()
+    evaluations = []
+    for name in options:
+        detector = detectors.get(name)(**options[name])
+        evaluation = evaluate(detector, analyzer, traces, segmenter, bars.callback(name))
+        bars.close()
+        evaluations.append(evaluation)
+        print(
+            f"  {name}: F1 {100 * evaluation.scores.f1:.1f}% in {evaluation.scores.seconds:.0f} s"
+            + (f" ({len(evaluation.errors)} failed, e.g. {evaluation.errors[0]})" if evaluation.errors else "")
+        )
+    rows = [e.scores.row() for e in evaluations] + [b.row() for b in baselines(traces)]
+    split = Path(args.data).stem
+    print(f"\nProcessBench {split}, n={len(traces)}, model {analyzer.lm.name}")
+    print(format_table(rows))
+    if not args.no_store:
+        _store(analyzer, split, evaluations, rows, options)
+    best = max(evaluations, key=lambda e: e.scores.f1)
+    always_last = next(b for b in baselines(traces) if b.name == "always_last")
+    print(
+        f"split={split} n={len(traces)} best_detector={best.detector} best_f1={best.scores.f1:.4f} "
+        f"always_last_f1={always_last.f1:.4f}"
+    )
+    return 0
+
+
+def _store(analyzer, split: str, evaluations: list, rows: list, options: dict) -> None:
+    from rredcot_viz.store import Store
+
+    store = Store()
+    run_id = f"diagnosis-{uuid.uuid4().hex[:10]}"
+    info = analyzer.lm.info()
+    store.put_run(run_id, "diagnosis", info, {"split": split, "detectors": options}, None)
+    for evaluation in evaluations:
+        payload = {
+            "detector": evaluation.detector,
+            "scores": evaluation.scores.row(),
+            "predictions": evaluation.predictions,
+            "labels": evaluation.labels,
+            "n_steps": evaluation.n_steps,
+            "trace_hashes": evaluation.trace_hashes,
+            "errors": evaluation.errors[:50],
+        }
+        store.put_result(
+            f"{run_id}:{evaluation.detector}",
+            "",
+            "diagnosis",
+            evaluation.detector,
+            options[evaluation.detector],
+            payload,
+            {"seconds": evaluation.scores.seconds},
+        )
+    store.finish_run(
+        run_id, "done", {"split": split, "table": rows}, {"seconds": sum(e.scores.seconds for e in evaluations)}
+    )
+    print(f"stored as run {run_id} in {store.path}")
+    store.close()
+
+
+def _configure_resample(parser: argparse.ArgumentParser) -> None:
+    from rredcot_viz.cli.analysis_commands import add_trace_arguments
+
+    add_trace_arguments(parser)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--segment", type=int, help="reset before this 1-based segment")
+    where.add_argument("--detector", help="reset where this detector puts the first error (SRPO: self_localize)")
+    where.add_argument("--random", action="store_true", help="reset at a uniformly random segment (RRPO)")
+    parser.add_argument("--segmenter", default="hybrid")
+    parser.add_argument("--k", type=int, default=8)
+    parser.add_argument("--suffixes", "-G", type=int, default=4)
+    parser.add_argument("--max-new-tokens", type=int, default=256)
+    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--seed", type=int, default=0)
+    add_model_arguments(parser)
+
+
+def _setup(args: argparse.Namespace):
+    from rredcot_viz.diagnosis.resample import ResetConfig
+    from rredcot_viz.engine import AnalysisConfig, Analyzer
+    from rredcot_viz.segmenters import segmenters
+
+    segmenter_type = segmenters.get(args.segmenter)
+    options = {"k": args.k} if "k" in segmenter_type.Config.__dataclass_fields__ and args.segmenter != "given" else {}
+    config = ResetConfig(args.suffixes, args.temperature, 0.95, args.max_new_tokens, args.seed)
+    return Analyzer(load_from_args(args), AnalysisConfig(boundaries="states")), segmenter_type(**options), config
+
+
+def _print_reset(result) -> None:
+    low, high = result.interval
+    print(
+        f"reset before segment {result.segment}/{result.k} ({result.source}, position {result.position:.2f}): "
+        f"{result.successes}/{len(result.suffixes)} suffixes correct, Wilson 95% [{low:.2f}, {high:.2f}]"
+    )
+    for r in result.suffixes:
+        tail = " ".join(r.text.split())[-110:]
+        mark = "correct" if r.correct else "wrong  "
+        print(f"  [{mark}] seed {r.seed} answer {r.answer!r} ({r.finish_reason}): …{tail}")
+
+
+def _run_resample(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from rredcot_viz.diagnosis import detectors
+    from rredcot_viz.diagnosis.resample import detector_reset_step, random_reset_step, reset_resample
+
+    analyzer, segmenter, config = _setup(args)
+    rng = np.random.default_rng(args.seed)
+    for trace in select_traces(args):
+        analyzer.context(trace).stats  # noqa: B018
+        k = analyzer.segment(trace, segmenter).k
+        if args.detector:
+            step, source = (
+                detector_reset_step(analyzer, trace, segmenter, detectors.get(args.detector)()),
+                f"detector:{args.detector}",
+            )
+        elif args.random:
+            step, source = random_reset_step(k, rng), "random"
+        else:
+            step, source = args.segment or 1, "user"
+        print(f"\n== {trace.trace_id or trace.short_id} (R={trace.outcome}): {trace.question[:70]!r}")
+        _print_reset(reset_resample(analyzer, trace, segmenter, step, config, source))
+    return 0
+
+
+def _configure_batch(parser: argparse.ArgumentParser) -> None:
+    _configure_resample(parser)
+    parser.add_argument("--out", help="write the per-trace results as JSONL")
+
+
+def _run_batch(args: argparse.Namespace) -> int:
+    from rredcot_viz.diagnosis import detectors
+    from rredcot_viz.diagnosis.resample import compare_resets
+
+    analyzer, segmenter, config = _setup(args)
+    detector = detectors.get(args.detector or "self_localize")(variant="l2")
+    started = time.perf_counter()
+    bars = ProgressBars()
+    comparison = compare_resets(
+        analyzer, select_traces(args), segmenter, detector, config, args.seed, bars.callback("failed traces")
+    )
+    bars.close()
+    rows = []
+    for name, summary in comparison.summary().items():
+        low, high = summary["corrected_interval"]
+        mlow, mhigh = summary["mean_success_interval"]
+        positions = summary["positions"]
+        rows.append(
+            {
+                "reset": name,
+                "traces": summary["traces"],
+                "corrected (any of G)": f"{summary['corrected_any_of_G']:.2f} [{low:.2f}, {high:.2f}]",
+                "mean success": f"{summary['mean_success']:.2f} [{mlow:.2f}, {mhigh:.2f}]",
+                "reset position mean": f"{sum(positions) / len(positions):.2f}",
+                "positions": " ".join(f"{p:.2f}" for p in positions),
+            }
+        )
+    print(format_table(rows))
+    print(f"({time.perf_counter() - started:.0f} s)")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as sink:
+            for name, results in comparison.results.items():
+                for r in results:
+                    sink.write(
+                        json.dumps(
+                            {
+                                "reset": name,
+                                "segment": r.segment,
+                                "k": r.k,
+                                "position": r.position,
+                                "successes": r.successes,
+                                "suffixes": [s.text for s in r.suffixes],
+                            }
+                        )
+                        + "\n"
+                    )
+    return 0
+
+
+commands.register("eval-diagnosis")(
+    Command("ProcessBench F1 of first-error detectors (with the trivial baselines)", _configure_eval, _run_eval)
+)
+commands.register("resample")(
+    Command(
+        "reset a trace before a segment and sample G suffixes (user, detector or random reset)",
+        _configure_resample,
+        _run_resample,
+    )
+)
+commands.register("resample-batch")(
+    Command(
+        "RRPO (random) vs SRPO (self-localised) resets on the failed traces of a file", _configure_batch, _run_batch
+    )
+)

@@ -1,0 +1,87 @@
+"""The first-error detector interface (METHOD.md §8): for a trace and a segmentation, the 0-based index of
+the first erroneous segment (-1 = "no error"), a score per segment for the UI, and what it cost.
+
+Index convention: segment t is stored as t - 1, the ProcessBench convention, so a prediction equals a
+ProcessBench ``label`` when the segmentation is the trace's own steps (``given``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from rredcot_viz.config import with_overrides
+from rredcot_viz.errors import ConfigError, RredcotError
+from rredcot_viz.model.lm import CallCost
+from rredcot_viz.registry import Registry
+
+if TYPE_CHECKING:
+    from rredcot_viz.engine.analyzer import Analyzer
+    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.segmenters.base import Segmentation, Segmenter
+    from rredcot_viz.traces.trace import Trace
+
+NO_ERROR = -1
+
+
+@dataclass
+class FirstError:
+    detector: str
+    prediction: int  # 0-based segment index, -1 = no error
+    scores: np.ndarray  # (K,) higher = more suspicious
+    abstained: bool = False  # counts as a miss in ProcessBench F1
+    evidence: dict[str, Any] = field(default_factory=dict)
+    cost: CallCost = field(default_factory=CallCost)
+
+    @property
+    def segment(self) -> int | None:
+        """1-based segment t, or None for "no error"."""
+        return None if self.prediction == NO_ERROR else self.prediction + 1
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """Base of every detector's config."""
+
+
+class Detector(ABC):
+    name: ClassVar[str]
+    Config: ClassVar[type[DetectorConfig]] = DetectorConfig
+    provenance: ClassVar[str] = "design choice (configurable)"
+
+    def __init__(self, config: DetectorConfig | None = None, **overrides: Any):
+        base = config or self.Config()
+        if not isinstance(base, self.Config):
+            raise ConfigError(f"{self.name} needs a {self.Config.__name__}, got {type(base).__name__}")
+        self.config = with_overrides(base, f"detector {self.name!r}", overrides)
+
+    @abstractmethod
+    def detect(
+        self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
+    ) -> FirstError:
+        """The first erroneous segment of ``trace`` under ``segmenter``'s segmentation."""
+
+    def detect_many(
+        self, analyzer: Analyzer, traces: list[Trace], segmenter: Segmenter, progress: ProgressFn | None = None
+    ) -> list[FirstError | RredcotError]:
+        """Verdicts for many traces (an error in place of a verdict where a trace cannot be diagnosed).
+        Detectors that generate override this to batch their model calls across traces."""
+        verdicts: list[FirstError | RredcotError] = []
+        for done, trace in enumerate(traces, start=1):
+            try:
+                verdicts.append(self.detect(analyzer, trace, segmenter))
+            except RredcotError as error:
+                verdicts.append(error)
+            if progress:
+                progress(done, len(traces))
+        return verdicts
+
+    def segmentation(self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter) -> Segmentation:
+        analyzer.context(trace).stats  # noqa: B018  (entropies for the segmenter)
+        return analyzer.segment(trace, segmenter)
+
+
+detectors: Registry[type[Detector]] = Registry("detector")

@@ -1,0 +1,124 @@
+"""SRPO self-localisation (METHOD.md §8.1, arXiv 2605.25507): the model reads the problem and its own
+numbered steps and names the first step it cannot justify as ``\\boxed{N}``.
+
+Prompt variants (our wording of the official ``_localize_error``): ``l2`` asserts that the final answer is
+wrong (default for failed traces and training), ``neutral`` allows ``\\boxed{0}`` for "no step is wrong"
+(default for benchmark runs, where correct traces occur), ``l1`` also reveals the correct answer.
+Parsing: the last ``\\boxed{`` holding an integer (0 = no error, 1..n = the step, else fall through), then
+the last ``Step N`` in range, then 1; an empty reply gives max(1, n // 2).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.model.sampling import SamplingConfig
+from rredcot_viz.traces.answers import find_boxed
+
+if TYPE_CHECKING:
+    from rredcot_viz.engine.analyzer import Analyzer
+    from rredcot_viz.model.lm import LanguageModel, ProgressFn
+    from rredcot_viz.segmenters.base import Segmenter
+    from rredcot_viz.traces.trace import Trace
+
+VARIANTS = ("l2", "neutral", "l1")
+
+
+@dataclass(frozen=True)
+class SelfLocalizeConfig(DetectorConfig):
+    variant: str = "neutral"
+    temperature: float = 0.3
+    top_p: float = 0.95
+    max_new_tokens: int = 256  # the official code allows 4096; small models loop rather than reason past this
+    seed: int = 0
+    batch_size: int = 16
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+
+
+def localisation_prompt(question: str, steps: list[str], variant: str, answer: str | None = None) -> str:
+    numbered = "\n".join(f"Step {i}: {' '.join(s.replace('</thought>', '').split())}" for i, s in enumerate(steps, 1))
+    n = len(steps)
+    if variant == "l1":
+        return (
+            "Below is a problem, a solution written step by step, and the correct answer. The solution's final "
+            f"answer is wrong.\n\nProblem: {question}\n\nSolution:\n{numbered}\n\nCorrect answer: {answer}\n\n"
+            f"Which step (1 to {n}) contains the first critical error? End your reply with \\boxed{{N}} on its own "
+            "line, where N is the step number, and write nothing after it."
+        )
+    claim = (
+        "The final answer of this solution is wrong, so at least one step is wrong."
+        if variant == "l2"
+        else "The solution may or may not contain a wrong step."
+    )
+    none = "" if variant == "l2" else " If every step is justified, answer \\boxed{0}."
+    return (
+        "Your job is to find the first wrong step in your own earlier solution.\n\n"
+        f"Problem: {question}\n\nSolution:\n{numbered}\n\n"
+        f"{claim} Look for the step where a key decision first went astray (a misreading of the problem, an "
+        "assumption made without grounds, or a logical flaw); it can come several steps before the mistake "
+        "shows. A step counts as wrong if its claims cannot be backed by the problem statement and the earlier "
+        "steps alone.\n\n"
+        f"Do not solve the problem again. Name exactly one step number between 1 and {n} and stop at the first "
+        "step that cannot be justified." + none + " End your reply with \\boxed{N} on a line of its own, where N "
+        "is the step number (not the problem's answer), and write nothing after it."
+    )
+
+
+def parse_localisation(reply: str, n: int, allow_none: bool = True) -> int:
+    """1-based step, or 0 for "no error" (only when ``allow_none``); METHOD.md's parsing rules."""
+    if not reply.strip():
+        return max(1, n // 2)
+    boxes = find_boxed(reply)
+    if boxes:
+        start, end = boxes[-1]
+        content = reply[start:end].strip()
+        if re.fullmatch(r"[+-]?\d+", content):
+            value = int(content)
+            if value == 0 and allow_none:
+                return 0
+            if 1 <= value <= n:
+                return value
+    for match in reversed(list(re.finditer(r"[Ss]tep\s+(\d+)", reply))):
+        if 1 <= int(match.group(1)) <= n:
+            return int(match.group(1))
+    return 1
+
+
+@detectors.register("self_localize", aliases=("srpo_self",))
+class SelfLocalize(Detector):
+    name = "self_localize"
+    Config = SelfLocalizeConfig
+    provenance = "SRPO (arXiv 2605.25507, code Ankur-Samanta/SRPO @ 67f4a26); prompt wording ours"
+
+    def detect(
+        self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
+    ) -> FirstError:
+        segmentation = self.segmentation(analyzer, trace, segmenter)
+        steps = [s.text for s in segmentation.segments]
+        lm = analyzer.lm
+        before = lm.meter.total
+        reply = self.ask(lm, trace.question, steps, trace.reference_answer)
+        step = parse_localisation(reply, len(steps), allow_none=self.config.variant == "neutral")
+        prediction = NO_ERROR if step == 0 else step - 1
+        scores = np.zeros(len(steps))
+        if step:
+            scores[step - 1] = 1.0
+        return FirstError(
+            self.name, prediction, scores, evidence={"reply": reply, "step": step}, cost=lm.meter.total - before
+        )
+
+    def ask(self, lm: LanguageModel, question: str, steps: list[str], answer: str | None) -> str:
+        prompt = localisation_prompt(question, steps, self.config.variant, answer)
+        text = lm.format_prompt(prompt, system=None) if lm.has_chat_template else prompt
+        ids = lm.encode_prompt(text)
+        config = SamplingConfig(self.config.temperature, self.config.top_p, 0, self.config.max_new_tokens, (), False, 1)
+        return lm.sample([ids], [self.config.seed], config).generations[0].text
