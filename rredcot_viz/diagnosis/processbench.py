@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector
+from rredcot_viz.diagnosis.verdicts import confusion_matrix
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.segmenters.base import Segmenter
@@ -98,14 +99,7 @@ class Evaluation:
     errors: list[str] = field(default_factory=list)
 
     def confusion(self) -> np.ndarray:
-        """Counts of (labelled step, predicted step), index 0 = "no error", i = step i (1-based);
-        abstentions and failures are left out."""
-        size = max(self.n_steps, default=0) + 1
-        matrix = np.zeros((size, size), dtype=int)
-        for p, label in zip(self.predictions, self.labels, strict=True):
-            if p is not None:
-                matrix[label + 1, min(p + 1, size - 1)] += 1
-        return matrix
+        return confusion_matrix(self.predictions, self.labels, self.n_steps)
 
 
 def evaluate(

@@ -166,3 +166,64 @@ def histogram(values: Sequence[float], title: str, x_title: str) -> go.Figure:
     figure = go.Figure(go.Histogram(x=[v for v in values if np.isfinite(v)], nbinsx=20))
     figure.update_layout(title=title, xaxis_title=x_title, height=300, margin={"t": 40, "b": 40, "l": 50, "r": 10})
     return figure
+
+
+def reset_tree(
+    prefix_label: str,
+    branches: Sequence[tuple[str, bool, str]],
+    original: tuple[str, bool] | None = None,
+    title: str = "Reset resampling",
+) -> go.Figure:
+    """A shared prefix with one branch per suffix, coloured by outcome; ``branches`` = (label, correct, hover)."""
+    figure = go.Figure()
+    rows = (
+        list(branches)
+        if original is None
+        else [(f"original: {original[0]}", original[1], "the trace itself"), *branches]
+    )
+    for index, (label, correct, hover) in enumerate(rows):
+        y = len(rows) - 1 - index
+        colour = "rgb(26,152,80)" if correct else "rgb(215,48,39)"
+        dash = "dot" if original is not None and index == 0 else "solid"
+        figure.add_trace(
+            go.Scatter(
+                x=[0, 1],
+                y=[(len(rows) - 1) / 2, y],
+                mode="lines+markers+text",
+                line={"color": colour, "dash": dash, "width": 3},
+                text=["", label],
+                textposition="middle right",
+                hovertext=["", hover],
+                hoverinfo="text",
+                showlegend=False,
+            )
+        )
+    figure.add_annotation(x=0, y=(len(rows) - 1) / 2, text=prefix_label, showarrow=False, xanchor="right", xshift=-8)
+    figure.update_xaxes(visible=False, range=[-0.9, 2.2])
+    figure.update_yaxes(visible=False, range=[-0.8, len(rows) - 0.2])
+    figure.update_layout(title=title, height=90 + 44 * len(rows), margin={"t": 40, "b": 10, "l": 10, "r": 10})
+    return figure
+
+
+def confusion_heatmap(matrix: np.ndarray, title: str = "Predicted vs labelled first error") -> go.Figure:
+    labels = ["none", *[str(i) for i in range(1, matrix.shape[0])]]
+    figure = go.Figure(
+        go.Heatmap(
+            z=matrix,
+            x=labels,
+            y=labels,
+            colorscale="Blues",
+            texttemplate="%{z}",
+            hovertemplate="labelled %{y}, predicted %{x}: %{z}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        title=title,
+        xaxis_title="predicted step",
+        yaxis_title="labelled step",
+        xaxis_type="category",
+        yaxis_type="category",
+        height=420,
+        margin={"t": 40, "b": 40, "l": 60, "r": 10},
+    )
+    return figure

@@ -90,7 +90,7 @@ def _label(trace: Trace) -> str:
     return f"{title} · {outcome}"
 
 
-def trace_picker() -> Trace | None:
+def trace_picker(only_failed: bool = False) -> Trace | None:
     """Sidebar trace choice from the samples, the store, pasted text or an uploaded file."""
     store = resources.store()
     samples = resources.samples()
@@ -115,8 +115,14 @@ def trace_picker() -> Trace | None:
             if source == "Stored"
             else store.traces("user") + store.traces("upload")
         )
+    if only_failed:
+        pool = [t for t in pool if t.outcome == 0.0]
     if not pool:
-        st.sidebar.info("No traces here yet: paste one or upload a file.")
+        st.sidebar.info(
+            "No traces here yet: paste one or upload a file."
+            if not only_failed
+            else "No failed traces here: pick another source or collection."
+        )
         return None
     hashes = [t.content_hash for t in pool]
     wanted = st.session_state.get("trace_hash")

@@ -29,6 +29,6 @@ def test_unfetched_optional_model_says_how_to_fetch(tmp_path, monkeypatch):
 
 
 def test_every_page_renders():
-    for page in ("pages/inspect.py", "pages/compare.py", "pages/dataset.py", "pages/learn.py"):
+    for page in ("pages/inspect.py", "pages/compare.py", "pages/dataset.py", "pages/diagnose.py", "pages/learn.py"):
         app = run_page(page)
-        assert app.title[0].value in ("Inspect", "Compare", "Dataset", "Learn: who deserves the credit?")
+        assert app.title[0].value in ("Inspect", "Compare", "Dataset", "Diagnose", "Learn: who deserves the credit?")

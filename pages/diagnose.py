@@ -1,0 +1,183 @@
+"""Diagnose: where did a failed trace go wrong, how sure are we, and what if it had continued differently?"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from rredcot_viz.diagnosis import detectors
+from rredcot_viz.diagnosis.resample import ResetConfig, edit_segment, reset_resample
+from rredcot_viz.diagnosis.verdicts import cached_verdict, confusion_matrix, evaluation_runs, load_evaluation
+from rredcot_viz.errors import RredcotError
+from rredcot_viz.estimators import estimators
+from rredcot_viz.figures import confusion_heatmap, reset_tree, trace_heatmap, value_curves
+from rredcot_viz.ui import resources, widgets
+
+INLINE = ["min_sigma", "value_drop", "loo"]
+SAMPLED = ["self_localize", "mc"]
+
+config = widgets.model_picker()
+failed_only = st.sidebar.toggle("Failed traces only", value=True, key="diagnose_failed_only")
+trace = widgets.trace_picker(only_failed=failed_only)
+st.title("Diagnose")
+widgets.model_warning(config)
+if trace is None:
+    st.stop()
+if trace.outcome != 0.0:
+    st.info(
+        "This trace is not a failed one (outcome "
+        f"{trace.outcome}); detectors still run, but a correct trace ideally has no first error."
+    )
+st.markdown(f"**Question.** {trace.question}  \n**Answer** {trace.answer} · **reference** {trace.reference_answer}")
+segmenter = widgets.segmentation_controls("diagnose", trace, default="given" if trace.steps else "hybrid")
+analysis_config = widgets.variant_control("diagnose")
+analyzer = resources.analyzer(config, analysis_config)
+chosen = st.multiselect(
+    "Detectors",
+    [*INLINE, *SAMPLED],
+    default=INLINE,
+    key="diagnose_detectors",
+    help="self_localize asks the model (SRPO prompt); mc samples rollouts (OmegaPRM search)",
+)
+
+try:
+    progress = widgets.StreamlitProgress("Running the detectors")
+    estimate = analyzer.analyze(trace, segmenter, estimators.get("rredcot")(), progress)
+    verdicts = {name: cached_verdict(analyzer, trace, segmenter, detectors.get(name)(), progress) for name in chosen}
+    progress.close()
+except RredcotError as error:
+    st.error(str(error))
+    st.stop()
+
+segments = estimate.segmentation.segments
+flags = [sum(v.prediction == s.index for v in verdicts.values()) for s in segments]
+tips = [
+    {
+        **{f"{n} score": float(v.scores[s.index]) for n, v in verdicts.items()},
+        "sigma": float(estimate.sigma[s.index]),
+        "detectors flagging": float(flags[s.index]),
+    }
+    for s in segments
+]
+left, right = st.columns([3, 2])
+left.html(
+    trace_heatmap(
+        [s.text for s in segments], flags, tips, scale="sequential", answer_text=trace.cot[segments[-1].char_span[1] :]
+    )
+)
+left.caption("Darker = flagged as the first error by more detectors. Hover for every detector's score.")
+right.plotly_chart(
+    value_curves({"Q̂ (RREDCoT)": estimate.values.values}, title="Value along the trace"), key="diagnose_curve"
+)
+verdict_rows = [
+    {
+        "detector": n,
+        "first error (segment)": v.segment or "none",
+        "abstained": v.abstained,
+        "seconds": round(v.cost.seconds, 1),
+    }
+    for n, v in verdicts.items()
+]
+if trace.first_error is not None:
+    verdict_rows.append(
+        {
+            "detector": "label",
+            "first error (segment)": trace.first_error + 1 if trace.first_error >= 0 else "none",
+            "abstained": False,
+            "seconds": 0.0,
+        }
+    )
+right.dataframe(pd.DataFrame(verdict_rows), hide_index=True, key="diagnose_verdicts")
+
+st.subheader("Reset and resample")
+col_seg, col_g, col_tokens, col_seed = st.columns(4)
+default_segment = next((v.segment for v in verdicts.values() if v.segment), 1)
+segment = col_seg.number_input(
+    "Reset before segment",
+    1,
+    len(segments),
+    int(default_segment),
+    key="diagnose_segment",
+    help="Keeps segments before it and samples new continuations (defaults to a verdict)",
+)
+reset_config = ResetConfig(
+    suffixes=col_g.slider("Suffixes G", 1, 16, 4, key="diagnose_g"),
+    max_new_tokens=col_tokens.select_slider("Max new tokens", [64, 128, 256, 512], 128, key="diagnose_tokens"),
+    seed=col_seed.number_input("Seed", 0, 10_000, 0, key="diagnose_seed"),
+)
+if st.button("Resample from here", key="diagnose_resample"):
+    with st.spinner("Sampling suffixes..."):
+        try:
+            result = reset_resample(analyzer, trace, segmenter, int(segment), reset_config)
+            st.session_state["diagnose_reset"] = (trace.content_hash, result)
+        except RredcotError as error:
+            st.error(str(error))
+owner, reset = st.session_state.get("diagnose_reset", (None, None))
+if reset is not None and owner == trace.content_hash and reset.k == len(segments):
+    low, high = reset.interval
+    st.caption(
+        f"Reset before segment {reset.segment} of {reset.k}: {reset.successes}/{len(reset.suffixes)} suffixes "
+        f"reach the reference answer (Wilson 95% [{low:.2f}, {high:.2f}]); the original trace "
+        f"{'succeeded' if trace.outcome else 'failed'}."
+    )
+    branches = [
+        (f"seed {r.seed}: {r.answer or 'no answer'}", r.correct, " ".join(r.text.split())[:300]) for r in reset.suffixes
+    ]
+    st.plotly_chart(
+        reset_tree(
+            f"segments 1–{reset.segment - 1}" if reset.segment > 1 else "question only",
+            branches,
+            (str(trace.answer), bool(trace.outcome)),
+        ),
+        key="diagnose_tree",
+    )
+    for r in reset.suffixes:
+        with st.expander(f"{'✅' if r.correct else '❌'} seed {r.seed} → {r.answer} ({r.finish_reason})"):
+            st.text(reset.prefix_text[-400:] + "⟨reset⟩" + r.text)
+
+with st.expander("Edit a segment by hand (off-policy) and re-score"):
+    edit_index = st.number_input("Segment to replace", 1, len(segments), int(segment), key="diagnose_edit_index")
+    new_text = st.text_area("Replacement text", segments[int(edit_index) - 1].text, key="diagnose_edit_text")
+    if st.button("Re-score the edited trace", key="diagnose_edit"):
+        try:
+            edited = edit_segment(
+                analyzer, trace, segmenter, int(edit_index), new_text, estimators.get("answer_only")(), reset_config
+            )
+            curves = {"R̂ original": edited.original.values.values, "R̂ edited": edited.edited.values.values}
+            st.plotly_chart(
+                value_curves(curves, title="Answer-now probability before and after the edit"),
+                key="diagnose_edit_curve",
+            )
+            correct = sum(r.correct for r in edited.continuations)
+            st.caption(
+                f"On-policy continuations after the edited segment: {correct}/{len(edited.continuations)} "
+                "reach the reference answer."
+            )
+        except RredcotError as error:
+            st.error(str(error))
+
+st.subheader("ProcessBench evaluation")
+runs = evaluation_runs(resources.store())
+if runs.empty:
+    st.caption(
+        "No evaluation stored yet: `python -m rredcot_viz eval-diagnosis --data "
+        "../shared/data/processbench/gsm8k.json --detector all` records one here."
+    )
+else:
+    run_id = st.selectbox(
+        "Run",
+        runs["run_id"].tolist(),
+        key="diagnose_run",
+        format_func=lambda r: f"{runs.set_index('run_id').loc[r, 'split']} · {r}",
+    )
+    table, details = load_evaluation(resources.store(), run_id)
+    st.dataframe(table, hide_index=True, key="diagnose_eval_table")
+    detector = st.selectbox("Confusion view of", list(details), key="diagnose_confusion_detector")
+    detail = details[detector]
+    st.plotly_chart(
+        confusion_heatmap(
+            confusion_matrix(detail["predictions"], detail["labels"], detail["n_steps"]),
+            f"{detector}: predicted vs labelled first error",
+        ),
+        key="diagnose_confusion",
+    )

@@ -1,0 +1,87 @@
+"""Verdicts looked up by content before they are computed (a self-localisation samples the model, so a page
+rerun must not ask again), and the stored ProcessBench evaluation runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rredcot_viz.config import config_json
+from rredcot_viz.diagnosis.base import Detector, FirstError
+from rredcot_viz.engine.analyzer import Analyzer
+from rredcot_viz.engine.cache import content_key
+from rredcot_viz.model.lm import CallCost
+from rredcot_viz.segmenters.base import Segmenter
+from rredcot_viz.traces.trace import Trace
+
+
+def cached_verdict(
+    analyzer: Analyzer, trace: Trace, segmenter: Segmenter, detector: Detector, progress: Any = None
+) -> FirstError:
+    context = analyzer.context(trace)
+    context.stats  # noqa: B018  (entropies for the segmenter)
+    segmentation = analyzer.segment(trace, segmenter)
+    key = content_key(
+        "verdict",
+        context.key,
+        detector.name,
+        config_json(detector.config),
+        segmentation.cuts,
+        segmentation.state_prefixes[-1],
+        analyzer.config.variant,
+    )
+    stored = context.cache.result(context.key, key)
+    if stored is not None:
+        return FirstError(
+            detector.name,
+            stored["prediction"],
+            np.array(stored["scores"]),
+            stored["abstained"],
+            stored["evidence"],
+            CallCost(),
+        )
+    verdict = detector.detect(analyzer, trace, segmenter, progress)
+    payload = {
+        "prediction": verdict.prediction,
+        "scores": verdict.scores.tolist(),
+        "abstained": verdict.abstained,
+        "evidence": json.loads(json.dumps(verdict.evidence, default=float)),
+    }
+    context.cache.put_result(
+        context.key,
+        key,
+        "verdict",
+        detector.name,
+        json.loads(config_json(detector.config)),
+        payload,
+        verdict.cost.as_dict(),
+    )
+    return verdict
+
+
+def evaluation_runs(store: Any) -> pd.DataFrame:
+    return store.query(
+        "SELECT run_id, json_extract_string(settings, '$.split') AS split, model_name, created_at FROM runs "
+        "WHERE kind = 'diagnosis' AND status = 'done' ORDER BY created_at DESC"
+    )
+
+
+def load_evaluation(store: Any, run_id: str) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+    """The run's table (detectors and baselines) and each detector's predictions and labels."""
+    summary = store.query("SELECT summary FROM runs WHERE run_id = ?", [run_id])["summary"][0]
+    table = pd.DataFrame(json.loads(summary)["table"])
+    payloads = store.query("SELECT method, payload FROM results WHERE result_key LIKE ?", [f"{run_id}:%"])
+    return table, {m: json.loads(p) for m, p in zip(payloads["method"], payloads["payload"], strict=True)}
+
+
+def confusion_matrix(predictions: list[int | None], labels: list[int], n_steps: list[int]) -> np.ndarray:
+    """Counts of (labelled, predicted) first errors; index 0 = "no error", i = step i."""
+    size = max(n_steps, default=0) + 1
+    matrix = np.zeros((size, size), dtype=int)
+    for predicted, label in zip(predictions, labels, strict=True):
+        if predicted is not None:
+            matrix[label + 1, min(predicted + 1, size - 1)] += 1
+    return matrix
