@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         data_commands,
         diagnosis_commands,
         model_commands,
+        training_commands,
     )
 
     parser = argparse.ArgumentParser(prog="python -m rredcot_viz", description=__doc__.splitlines()[0])

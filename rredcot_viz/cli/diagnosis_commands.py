@@ -53,7 +53,7 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
 def _run_eval(args: argparse.Namespace) -> int:
     from rredcot_viz.diagnosis import detectors
     from rredcot_viz.diagnosis.processbench import baselines, evaluate
-    from rredcot_viz.engine import Analyzer
+    from rredcot_viz.engine import Analyzer, BoundaryCache
     from rredcot_viz.errors import ConfigError
     from rredcot_viz.segmenters import segmenters
     from rredcot_viz.traces.importers import import_file
@@ -69,7 +69,9 @@ def _run_eval(args: argparse.Namespace) -> int:
     traces = _attach(args, report.traces)
     print(f"{len(traces)} traces from {args.data} ({report.format}); {report.records_failed} records skipped")
     args.scope, args.boundaries, args.no_chat_template = "reasoning", "states", False
-    analyzer = Analyzer(load_from_args(args), analysis_config(args))
+    # every trace stays in the score cache, so detectors that read the same values (min_sigma, value_drop) share them
+    cache = BoundaryCache(max_contexts=len(traces) + 8)
+    analyzer = Analyzer(load_from_args(args), analysis_config(args), cache=cache)
     segmenter = segmenters.get(args.segmenter)()
     bars = ProgressBars()
     evaluations = []

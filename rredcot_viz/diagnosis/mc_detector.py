@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
-from rredcot_viz.estimators.montecarlo import MonteCarloEstimator
+from rredcot_viz.errors import RredcotError
+from rredcot_viz.estimators.montecarlo import MonteCarloEstimator, rollout_seed
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
@@ -36,18 +37,40 @@ class MonteCarloDetector(Detector):
     Config = MonteCarloDetectorConfig
     provenance = "OmegaPRM binary search (arXiv 2406.06592); Math-Shepherd-style MC labels"
 
+    def estimator(self) -> MonteCarloEstimator:
+        config = self.config
+        return MonteCarloEstimator(
+            rollouts=config.rollouts,
+            max_new_tokens=config.max_new_tokens,
+            temperature=config.temperature,
+            seed=config.seed,
+            batch_size=16,
+        )
+
+    def detect_many(
+        self, analyzer: Analyzer, traces: list[Trace], segmenter: Segmenter, progress: ProgressFn | None = None
+    ) -> list[FirstError | RredcotError]:
+        """First the question-only probe of every trace, sampled in batches across traces (on small models most
+        traces abstain there), then the per-trace binary search over the rest."""
+        estimator = self.estimator()
+        contexts = [analyzer.context(t) for t in traces if t.reference_answer and t.outcome is not None]
+        missing = [(c, i) for c in contexts for i in range(len(estimator.rollouts(c, 0)), self.config.rollouts)]
+        if missing:
+            prompts = [c.prompt_ids for c, _ in missing]
+            seeds = [rollout_seed(self.config.seed, 0, i) for _, i in missing]
+            generations = analyzer.lm.sample(prompts, seeds, estimator.sampling()).generations
+            for (context, index), generation in zip(missing, generations, strict=True):
+                rollout = estimator.grade(context, 0, index, generation)
+                context.cache.put_rollouts(context.key, estimator.sampling_key(context), [rollout])
+        return super().detect_many(analyzer, traces, segmenter, progress)
+
     def detect(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
         segmentation = self.segmentation(analyzer, trace, segmenter)
         context = analyzer.context(trace)
         config = self.config
-        estimator = MonteCarloEstimator(
-            rollouts=config.rollouts,
-            max_new_tokens=config.max_new_tokens,
-            temperature=config.temperature,
-            seed=config.seed,
-        )
+        estimator = self.estimator()
         estimator.check(trace)
         prefixes = segmentation.state_prefixes
         k = segmentation.k

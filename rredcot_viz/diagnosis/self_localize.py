@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
-from rredcot_viz.errors import ConfigError
+from rredcot_viz.errors import ConfigError, RredcotError
+from rredcot_viz.model.lm import CallCost
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.traces.answers import find_boxed
 
@@ -102,23 +103,36 @@ class SelfLocalize(Detector):
     def detect(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
-        segmentation = self.segmentation(analyzer, trace, segmenter)
-        steps = [s.text for s in segmentation.segments]
-        lm = analyzer.lm
-        before = lm.meter.total
-        reply = self.ask(lm, trace.question, steps, trace.reference_answer)
-        step = parse_localisation(reply, len(steps), allow_none=self.config.variant == "neutral")
-        prediction = NO_ERROR if step == 0 else step - 1
-        scores = np.zeros(len(steps))
-        if step:
-            scores[step - 1] = 1.0
-        return FirstError(
-            self.name, prediction, scores, evidence={"reply": reply, "step": step}, cost=lm.meter.total - before
-        )
+        verdict = self.detect_many(analyzer, [trace], segmenter, progress)[0]
+        if isinstance(verdict, Exception):
+            raise verdict
+        return verdict
 
-    def ask(self, lm: LanguageModel, question: str, steps: list[str], answer: str | None) -> str:
+    def detect_many(
+        self, analyzer: Analyzer, traces: list[Trace], segmenter: Segmenter, progress: ProgressFn | None = None
+    ) -> list[FirstError | RredcotError]:
+        """All localisation prompts sampled in batches (one seeded generation per trace)."""
+        lm = analyzer.lm
+        steps = [[s.text for s in self.segmentation(analyzer, t, segmenter).segments] for t in traces]
+        prompts = [self.prompt_ids(lm, t.question, s, t.reference_answer) for t, s in zip(traces, steps, strict=True)]
+        config = SamplingConfig(
+            self.config.temperature, self.config.top_p, 0, self.config.max_new_tokens, (), False, self.config.batch_size
+        )
+        result = lm.sample(prompts, [self.config.seed] * len(prompts), config, progress=progress)
+        verdicts: list[FirstError | RredcotError] = []
+        for generation, trace_steps in zip(result.generations, steps, strict=True):
+            step = parse_localisation(generation.text, len(trace_steps), allow_none=self.config.variant == "neutral")
+            scores = np.zeros(len(trace_steps))
+            if step:
+                scores[step - 1] = 1.0
+            evidence = {"reply": generation.text, "step": step}
+            cost = CallCost(tokens_generated=len(generation.token_ids))
+            verdicts.append(
+                FirstError(self.name, NO_ERROR if step == 0 else step - 1, scores, evidence=evidence, cost=cost)
+            )
+        return verdicts
+
+    def prompt_ids(self, lm: LanguageModel, question: str, steps: list[str], answer: str | None) -> list[int]:
         prompt = localisation_prompt(question, steps, self.config.variant, answer)
         text = lm.format_prompt(prompt, system=None) if lm.has_chat_template else prompt
-        ids = lm.encode_prompt(text)
-        config = SamplingConfig(self.config.temperature, self.config.top_p, 0, self.config.max_new_tokens, (), False, 1)
-        return lm.sample([ids], [self.config.seed], config).generations[0].text
+        return lm.encode_prompt(text)

@@ -117,8 +117,13 @@ class RREDCoTEstimator(ValueEstimator):
         self.check(context.trace)
         series = self.series(context)
         prefixes = segmentation.state_prefixes
-        scores = context.scores(series, prefixes)
-        n_states = len(prefixes)
+        return self.combine(series, context.scores(series, prefixes), len(prefixes), context.trace.outcome)
+
+    def combine(
+        self, series: list[ScoreSeries], scores: dict[str, list[np.ndarray]], n_states: int, outcome: float
+    ) -> StateValues:
+        """State values from the per-token log-probs of each series at each state (no model involved), so the
+        trainer can score a whole group of rollouts in one packed call and reuse this arithmetic."""
         config = self.config
         components: dict[str, np.ndarray] = {}
         notes: list[str] = []
@@ -154,7 +159,7 @@ class RREDCoTEstimator(ValueEstimator):
         q_model = config.alpha * r_hat + config.beta * v_hat
         components["Q_model"] = q_model
         values = q_model.copy()
-        values[-1] = context.trace.outcome  # terminal: Q-hat_{K+1} := R
+        values[-1] = outcome  # terminal: Q-hat_{K+1} := R
         return StateValues(self.name, values, components, notes=notes)
 
 

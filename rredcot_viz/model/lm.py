@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +26,7 @@ from rredcot_viz.model.packing import Continuation, build_chunk, chunk_past_leng
 from rredcot_viz.model.sampling import SamplingConfig, select_tokens
 from rredcot_viz.traces.answers import find_boxed
 
+_ANSWER_STATED = re.compile(r"answer is:?\s*\$?-?\d[\d,]*(?:\.\d+)?\s*(?:\.\s|\n)", re.IGNORECASE)
 RAW_PROMPT_TEMPLATE = "Question: {question}\nAnswer: "
 DEFAULT_SYSTEM_PROMPT = (
     "You are a careful math tutor. Reason step by step in plain prose (no code), then state the final "
@@ -606,7 +608,9 @@ class LanguageModel:
         tail = self.tokenizer.decode(produced[-16:], skip_special_tokens=True)
         if any(stop in tail for stop in config.stop_strings):
             return "stop"
-        if config.stop_on_answer and "}" in tail and find_boxed(self.decode(produced)):
+        if config.stop_on_answer and (
+            ("}" in tail and find_boxed(self.decode(produced))) or _ANSWER_STATED.search(tail)
+        ):
             return "answer"
         return None
 

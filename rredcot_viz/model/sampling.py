@@ -20,7 +20,7 @@ class SamplingConfig:
     top_k: int = 0  # 0 = off
     max_new_tokens: int = 256
     stop_strings: tuple[str, ...] = ()
-    stop_on_answer: bool = False  # stop a row once it has written a complete \\boxed{...}
+    stop_on_answer: bool = False  # stop a row once it has written a complete \boxed{...} or "the answer is N."
     batch_size: int = 8
 
     def __post_init__(self) -> None:

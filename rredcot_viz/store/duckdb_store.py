@@ -26,7 +26,7 @@ from rredcot_viz.model.lm import TokenStats
 from rredcot_viz.paths import data_dir
 from rredcot_viz.traces.trace import Trace
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Each migration brings the schema from version i to i + 1; append, never edit a released one.
 MIGRATIONS: list[list[str]] = [
@@ -53,6 +53,12 @@ MIGRATIONS: list[list[str]] = [
             run_id VARCHAR PRIMARY KEY, kind VARCHAR, model_name VARCHAR, model_fingerprint VARCHAR,
             quantization VARCHAR, dtype VARCHAR, settings JSON, seed BIGINT, status VARCHAR, summary JSON,
             cost JSON, created_at DOUBLE, finished_at DOUBLE)""",
+    ],
+    [
+        """CREATE TABLE train_metrics (
+            run_id VARCHAR, step INTEGER, metrics JSON, created_at DOUBLE, PRIMARY KEY (run_id, step))""",
+        """CREATE TABLE train_rollouts (
+            run_id VARCHAR, step INTEGER, idx INTEGER, payload JSON, PRIMARY KEY (run_id, step, idx))""",
     ],
 ]
 EXPORT_FORMATS = ("parquet", "csv", "jsonl")
@@ -286,6 +292,47 @@ class Store:
                 "UPDATE runs SET status = ?, summary = ?, cost = ?, finished_at = ? WHERE run_id = ?",
                 [status, json.dumps(summary, default=str), json.dumps(cost), time.time(), run_id],
             )
+
+    # ------------------------------------------------------------------ training runs
+    def put_train_metrics(self, run_id: str, step: int, metrics: dict[str, Any]) -> None:
+        with self.cursor() as cur:
+            cur.execute(
+                "INSERT OR REPLACE INTO train_metrics VALUES (?, ?, ?, ?)",
+                [run_id, step, json.dumps(metrics, default=float), time.time()],
+            )
+
+    def train_metrics(self, run_ids: list[str]):
+        """One row per (run, step) with the metrics as columns."""
+        import pandas as pd
+
+        if not run_ids:
+            return pd.DataFrame()
+        marks = ", ".join("?" for _ in run_ids)
+        with self.cursor() as cur:
+            rows = cur.execute(
+                f"SELECT run_id, step, metrics FROM train_metrics WHERE run_id IN ({marks}) ORDER BY run_id, step",
+                run_ids,
+            ).fetchall()
+        return pd.DataFrame([{"run_id": r, **json.loads(m), "step": s} for r, s, m in rows])
+
+    def put_train_rollouts(self, run_id: str, step: int, records: list[dict[str, Any]]) -> None:
+        rows = [(run_id, step, i, json.dumps(record, default=float)) for i, record in enumerate(records)]
+        with self.cursor() as cur:
+            cur.executemany("INSERT OR REPLACE INTO train_rollouts VALUES (?, ?, ?, ?)", rows)
+
+    def train_rollouts(self, run_id: str, step: int) -> list[dict[str, Any]]:
+        with self.cursor() as cur:
+            rows = cur.execute(
+                "SELECT payload FROM train_rollouts WHERE run_id = ? AND step = ? ORDER BY idx", [run_id, step]
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def train_rollout_steps(self, run_id: str) -> list[int]:
+        with self.cursor() as cur:
+            rows = cur.execute(
+                "SELECT DISTINCT step FROM train_rollouts WHERE run_id = ? ORDER BY step", [run_id]
+            ).fetchall()
+        return [int(r[0]) for r in rows]
 
     # ------------------------------------------------------------------ queries and exports
     def query(self, sql: str, params: list[Any] | None = None):

@@ -15,8 +15,15 @@ def test_verdicts_reset_tree_and_evaluation_view():
     store = resources.store()
     store.put_run("diagnosis-test", "diagnosis", {"name": "m"}, {"split": "toy"}, None)
     rows = [score("min_sigma", [0, -1], [0, 1]).row()]
-    store.put_result("diagnosis-test:min_sigma", "", "diagnosis", "min_sigma", {},
-                     {"predictions": [0, -1], "labels": [0, 1], "n_steps": [3, 3]}, {})
+    store.put_result(
+        "diagnosis-test:min_sigma",
+        "",
+        "diagnosis",
+        "min_sigma",
+        {},
+        {"predictions": [0, -1], "labels": [0, 1], "n_steps": [3, 3]},
+        {},
+    )
     store.finish_run("diagnosis-test", "done", {"split": "toy", "table": rows}, {})
 
     app = run_page("pages/diagnose.py")

@@ -1,0 +1,433 @@
+"""The trainer: sampling, credit, the update, evaluation, checkpoints and logging, once for every method.
+
+Every random choice of step s derives from (seed, s, a key naming the choice): which problems are drawn,
+every rollout's seed, RRPO's reset step, the localiser's seed. With the trainable weights and the optimiser
+restored from a checkpoint, a resumed run therefore continues exactly as the uninterrupted one would have.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators.redistribution import redistribute
+from rredcot_viz.model.lm import LanguageModel, PrefixSampling
+from rredcot_viz.model.packing import Continuation
+from rredcot_viz.model.sampling import SamplingConfig
+from rredcot_viz.segmenters import segmenters
+from rredcot_viz.segmenters.base import SegmenterInput
+from rredcot_viz.segmenters.hybrid import merge_pieces
+from rredcot_viz.segmenters.scope import reasoning_end
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.training.config import TrainConfig
+from rredcot_viz.training.loss import policy_loss
+from rredcot_viz.training.methods import methods
+from rredcot_viz.training.rollouts import Group, TrainRollout
+from rredcot_viz.training.task import Problem, reward
+
+StepCallback = Callable[[int, dict[str, Any], list[Group]], None]
+
+
+def derived_seed(*parts: object) -> int:
+    return int(hashlib.sha256(repr(parts).encode()).hexdigest()[:8], 16)
+
+
+class _SeriesView:
+    """What ``ValueEstimator.series`` reads of a trace context, for a rollout that has no TraceContext."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def region_text(self, scope: str) -> str:
+        return self.trace.cot[: reasoning_end(self.trace.cot, scope)]
+
+
+def token_char_starts(lm: LanguageModel, ids: list[int]) -> list[int]:
+    """Character offset where each token of ``ids`` starts in ``decode(ids)`` (sampled ids, no re-tokenising)."""
+    return [len(lm.decode(ids[:i])) for i in range(len(ids))]
+
+
+class Trainer:
+    def __init__(
+        self,
+        base: LanguageModel,
+        config: TrainConfig,
+        train: list[Problem],
+        held_out: list[Problem],
+        run_id: str = "run",
+        on_step: StepCallback | None = None,
+    ):
+        if not train:
+            raise ConfigError("the trainer needs at least one training problem")
+        self.config = config
+        self.method = methods.get(config.method)()
+        self.train_problems, self.held_out = train, held_out
+        self.run_id = run_id
+        self.on_step = on_step
+        self.step = 0
+        self.base = base
+        torch.manual_seed(config.seed)
+        model = copy.deepcopy(base.model)  # the base model stays untouched (the app may share it)
+        if config.full_finetune:
+            for parameter in model.parameters():
+                parameter.requires_grad_(True)
+            self.reference = base.model if config.kl_beta > 0 else None
+        else:
+            from peft import LoraConfig, get_peft_model
+
+            targets = [t for t in config.lora_targets if any(name.endswith(t) for name, _ in model.named_modules())]
+            if not targets:
+                raise ConfigError(f"none of the LoRA targets {config.lora_targets} exist in this model")
+            lora = LoraConfig(
+                r=config.lora_rank,
+                lora_alpha=config.lora_alpha,
+                target_modules=targets,
+                lora_dropout=0.0,
+                bias="none",
+                task_type="CAUSAL_LM",
+            )
+            model = get_peft_model(model, lora)
+            self.reference = None
+        self.model = model
+        self.trainable = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self.trainable, lr=config.learning_rate, weight_decay=config.weight_decay)
+        self.policy = LanguageModel(
+            model,
+            base.tokenizer,
+            name=f"{base.name} + {config.method}",
+            fingerprint=f"{base.fingerprint}:{run_id}:0",
+            device=base.device,
+            dtype=base.dtype,
+        )
+        self._prompts: dict[int, list[int]] = {}
+
+    # ------------------------------------------------------------------ sampling
+    def rng(self, *key: object) -> np.random.Generator:
+        return np.random.default_rng(derived_seed(self.config.seed, self.step, *key))
+
+    def sampling(self, temperature: float | None = None, max_new_tokens: int | None = None) -> SamplingConfig:
+        return SamplingConfig(
+            temperature=self.config.temperature if temperature is None else temperature,
+            top_p=self.config.top_p,
+            max_new_tokens=max_new_tokens or self.config.max_new_tokens,
+            stop_on_answer=True,
+            batch_size=16,
+        )
+
+    def prompt_text(self, problem: Problem) -> str:
+        return self.policy.format_prompt(
+            problem.prompt or problem.question,
+            system=problem.system or "Solve the problem step by step, then state the answer as 'The answer is N.'",
+        )
+
+    def prompt_ids(self, problem: Problem) -> list[int]:
+        key = id(problem)
+        if key not in self._prompts:
+            self._prompts[key] = self.policy.encode_prompt(self.prompt_text(problem))
+        return self._prompts[key]
+
+    def sample(
+        self,
+        problem: Problem,
+        prefix: list[int],
+        n: int,
+        key: tuple,
+        temperature: float | None = None,
+    ) -> list[TrainRollout]:
+        """``n`` rollouts after the prompt and ``prefix`` (completion tokens of a reset), seeded by key."""
+        if n <= 0:
+            return []
+        prompt = self.prompt_ids(problem)
+        ids = prompt + list(prefix)
+        seeds = tuple(derived_seed(self.config.seed, self.step, *key, i) for i in range(n))
+        self.model.eval()
+        (generations,) = self.policy.sample_after_prefixes(
+            ids, [PrefixSampling(len(ids), (), seeds)], self.sampling(temperature)
+        )
+        rollouts = []
+        for generation in generations:
+            completion = list(prefix) + generation.token_ids
+            text = self.policy.decode(completion)
+            rollout = TrainRollout(
+                prompt,
+                completion,
+                text,
+                reward(text, problem.answer),
+                generation.seed,
+                suffix_start=len(prefix),
+                info={"finish_reason": generation.finish_reason},
+            )
+            self.segment(rollout)
+            rollouts.append(rollout)
+        return rollouts
+
+    def segment(self, rollout: TrainRollout) -> list[int]:
+        """Segments of a completion (keyword/newline pieces of ``config.credit_scope``, merged shortest-first
+        down to ``config.segments``) as token spans of its sampled ids; returns the state prefixes."""
+        starts = token_char_starts(self.policy, rollout.completion_ids)
+        scope = self.config.credit_scope
+        end_char = reasoning_end(rollout.text, scope) if rollout.text.strip() else len(rollout.text)
+        region = rollout.text[:end_char]
+        cuts: list[int] = []
+        if region.strip():
+            inp = SegmenterInput(region, tuple(range(len(region))), np.zeros(len(region)))
+            cuts = [segment.char_span[0] for segment in segmenters.get("keyword")().segment(inp).segments[1:]]
+        to_token = lambda char: sum(1 for start in starts if start < char)  # noqa: E731
+        end = max(to_token(end_char), 1) if rollout.completion_ids else 0
+        token_cuts = sorted({c for c in (to_token(char) for char in cuts) if 0 < c < end})
+        if len(token_cuts) + 1 > self.config.segments:  # merge the shortest neighbours first
+            token_cuts, _ = merge_pieces([0, *token_cuts, end], np.ones(max(end, 1)), self.config.segments, "sum")
+        bounds = [0, *token_cuts, end]
+        rollout.segments = list(pairwise(bounds))
+        text_end = len(rollout.text)
+        rollout.info["segment_chars"] = [
+            (starts[a] if a < len(starts) else text_end, starts[b] if b < len(starts) else text_end)
+            for a, b in rollout.segments
+        ]
+        return bounds
+
+    # ------------------------------------------------------------------ credit
+    def redistribute_group(self, problem_index: int, rollouts: list[TrainRollout]) -> list[np.ndarray]:
+        """RREDCoT sigma of every rollout of a group under the current policy, scored in one packed call:
+        each state of each rollout is a continuation of the shared prompt (completion prefix, trigger,
+        target), so the prompt is encoded once for the whole group. Values come from the estimator's own
+        arithmetic (``combine``); the terminal value is the rollout's reward."""
+        problem = self.train_problems[problem_index]
+        name = self.config.estimator if problem.solution else "answer_only"
+        estimator = estimators.get(name)(**self.config.estimator_options)
+        prompt = self.prompt_ids(problem)
+        requests: list[Continuation] = []
+        plans = []
+        for rollout in rollouts:
+            states = self.segment(rollout)
+            if not rollout.completion_ids or not rollout.text.strip():
+                plans.append(None)
+                continue
+            trace = Trace(
+                problem.question,
+                rollout.text,
+                reference_answer=problem.answer,
+                reference_solution=problem.solution,
+                correct=bool(rollout.reward),
+            )
+            series = estimator.series(_SeriesView(trace))
+            first = len(requests)
+            for item in series:
+                context, target = tuple(self.policy.encode(item.context)), tuple(self.policy.encode(item.target))
+                requests.extend(
+                    Continuation(len(prompt), tuple(rollout.completion_ids[:p]) + context, target) for p in states
+                )
+            plans.append((series, states, first))
+        scores = self.policy.score_continuations(prompt, requests, operation="credit").logprobs if requests else []
+        sigmas = []
+        for rollout, plan in zip(rollouts, plans, strict=True):
+            if plan is None:
+                sigmas.append(np.array([rollout.reward]))
+                continue
+            series, states, first = plan
+            n = len(states)
+            by_name = {item.name: scores[first + i * n : first + (i + 1) * n] for i, item in enumerate(series)}
+            values = estimator.combine(series, by_name, n, rollout.reward).values
+            rollout.info["values"] = values.tolist()
+            sigma = redistribute(values, "exact_sum")
+            rollout.info["sigma"] = sigma.tolist()
+            sigmas.append(sigma)
+        return sigmas
+
+    # ------------------------------------------------------------------ one step
+    def train_step(self) -> tuple[dict[str, Any], list[Group]]:
+        config = self.config
+        started = time.perf_counter()
+        meter_before = self.policy.meter.total
+        self.policy.fingerprint = f"{self.base.fingerprint}:{self.run_id}:{self.step}"  # the weights changed
+        chosen = self.rng("problems").choice(
+            len(self.train_problems),
+            config.prompts_per_step,
+            replace=len(self.train_problems) < config.prompts_per_step,
+        )
+        groups = [g for index in chosen for g in self.method.collect(self, self.train_problems[int(index)], int(index))]
+        collected = time.perf_counter()
+        self.method.advantages(self, groups)
+        credited = time.perf_counter()
+        rollouts = [r for g in groups for r in g.rollouts]
+        update = self.update(rollouts)
+        finished = time.perf_counter()
+        rewards = np.array([r.reward for r in rollouts])
+        advantages = np.concatenate([r.token_advantages[r.suffix_start :] for r in rollouts if len(r.completion_ids)])
+        zero_groups = [np.std([r.reward for r in g.rollouts]) < 1e-8 for g in groups]
+        cost = self.policy.meter.total - meter_before
+        metrics = {
+            "step": self.step + 1,
+            "reward_mean": float(rewards.mean()),
+            "reward_std": float(rewards.std()),
+            "advantage_mean": float(advantages.mean()) if len(advantages) else 0.0,
+            "advantage_std": float(advantages.std()) if len(advantages) else 0.0,
+            "advantage_abs_mean": float(np.abs(advantages).mean()) if len(advantages) else 0.0,
+            "zero_variance_groups": float(np.mean(zero_groups)),
+            "rollouts": len(rollouts),
+            "tokens_generated": cost.tokens_generated,
+            "tokens_trained": update["tokens"],
+            "seconds": finished - started,
+            "seconds_rollouts": collected - started,
+            "seconds_credit": credited - collected,
+            "seconds_update": finished - credited,
+            **{k: v for k, v in update.items() if k != "tokens"},
+        }
+        self.step += 1
+        return metrics, groups
+
+    def batch_logprobs(self, rollouts: list[TrainRollout], model: Any = None) -> tuple[torch.Tensor, ...]:
+        """Log-probs (B, T) of each rollout's completion tokens, the trained-token mask, and entropies."""
+        model = model or self.model
+        width = max(len(r.prompt_ids) + len(r.completion_ids) for r in rollouts)
+        completion = max(len(r.completion_ids) for r in rollouts)
+        pad = self.policy.tokenizer.pad_token_id
+        ids = torch.full((len(rollouts), width), pad)
+        attention = torch.zeros(len(rollouts), width, dtype=torch.long)
+        for row, r in enumerate(rollouts):
+            sequence = r.prompt_ids + r.completion_ids
+            ids[row, : len(sequence)] = torch.tensor(sequence)
+            attention[row, : len(sequence)] = 1
+        # the vocabulary projection only where completion tokens are predicted (most of a sequence is prompt)
+        causal_lm = model.get_base_model() if hasattr(model, "get_base_model") else model
+        hidden = causal_lm.get_decoder()(
+            input_ids=ids.to(self.policy.device), attention_mask=attention.to(self.policy.device)
+        ).last_hidden_state
+        head = causal_lm.get_output_embeddings()
+        device = hidden.device
+        logprobs = torch.zeros(len(rollouts), completion, device=device)
+        entropy = torch.zeros(len(rollouts), completion, device=device)
+        mask = torch.zeros(len(rollouts), completion, device=device)
+        for row, r in enumerate(rollouts):
+            start, n = len(r.prompt_ids), len(r.completion_ids)
+            if n == 0:
+                continue
+            rows = torch.log_softmax(head(hidden[row, start - 1 : start - 1 + n]).float(), dim=-1)
+            targets = torch.tensor(r.completion_ids, device=device)
+            logprobs[row, :n] = rows.gather(-1, targets[:, None])[:, 0]
+            entropy[row, :n] = -(rows.exp() * rows).sum(-1).detach()
+            mask[row, r.suffix_start : n] = 1.0
+        return logprobs, mask, entropy
+
+    def update(self, rollouts: list[TrainRollout]) -> dict[str, float]:
+        config = self.config
+        trained = [r for r in rollouts if len(r.completion_ids) > r.suffix_start]
+        if not trained:
+            return {"loss": 0.0, "grad_norm": 0.0, "entropy": 0.0, "tokens": 0, "clip_fraction": 0.0}
+        self.model.train()
+        width = max(len(r.completion_ids) for r in trained)
+        advantages = torch.zeros(len(trained), width)
+        for row, r in enumerate(trained):
+            advantages[row, : len(r.completion_ids)] = torch.tensor(r.token_advantages, dtype=torch.float32)
+        logprobs, mask, entropy = self.batch_logprobs(trained)
+        reference = None
+        if config.kl_beta > 0:
+            with torch.no_grad():
+                if self.reference is not None:
+                    reference = self.batch_logprobs(trained, self.reference)[0]
+                else:
+                    with self.model.disable_adapter():
+                        reference = self.batch_logprobs(trained)[0]
+        loss, stats = policy_loss(
+            logprobs,
+            logprobs.detach(),
+            advantages.to(logprobs.device),
+            mask,
+            config.loss,
+            config.clip_eps,
+            reference,
+            config.kl_beta,
+        )
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.trainable, config.grad_clip)
+        self.optimizer.step()
+        self.model.eval()
+        tokens = float(mask.sum())
+        return {
+            "loss": float(loss.detach()),
+            "grad_norm": float(grad_norm),
+            "entropy": float((entropy * mask).sum() / max(tokens, 1.0)),
+            "tokens": int(tokens),
+            **stats,
+        }
+
+    # ------------------------------------------------------------------ evaluation and the run
+    def evaluate(self) -> float:
+        """Held-out accuracy: ``eval_samples`` sampled answers per held-out problem, all in one batched call,
+        with seeds that do not depend on the step (a paired comparison across steps and runs)."""
+        if not self.held_out:
+            return float("nan")
+        pairs = [(i, j) for i in range(len(self.held_out)) for j in range(self.config.eval_samples)]
+        prompts = [self.prompt_ids(self.held_out[i]) for i, _ in pairs]
+        seeds = [derived_seed(self.config.seed, "eval", i, j) for i, j in pairs]
+        self.model.eval()
+        generations = self.policy.sample(prompts, seeds, self.sampling()).generations
+        rewards = [reward(g.text, self.held_out[i].answer) for (i, _), g in zip(pairs, generations, strict=True)]
+        return float(np.mean(rewards))
+
+    def run(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        checkpoint_dir: Path | None = None,
+        log: Callable[[dict[str, Any], list[Group]], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Train until ``config.steps`` (from the current step), evaluating, checkpointing and logging."""
+        history = []
+        if self.step == 0 and self.config.eval_every:
+            metrics = {"step": 0, "held_out_accuracy": self.evaluate()}
+            history.append(metrics)
+            if log:
+                log(metrics, [])
+        while self.step < self.config.steps:
+            metrics, groups = self.train_step()
+            if self.config.eval_every and (self.step % self.config.eval_every == 0 or self.step == self.config.steps):
+                metrics["held_out_accuracy"] = self.evaluate()
+            history.append(metrics)
+            if log:
+                keep = self.config.keep_rollouts_every and self.step % self.config.keep_rollouts_every == 0
+                log(metrics, groups if keep else [])
+            if checkpoint_dir and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
+                self.save(checkpoint_dir / f"step_{self.step:04d}")
+            if progress:
+                progress(self.step, self.config.steps)
+        return history
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self, path: Path) -> Path:
+        path.mkdir(parents=True, exist_ok=True)
+        weights = {name: p.detach().cpu() for name, p in self.model.named_parameters() if p.requires_grad}
+        torch.save({"weights": weights, "optimizer": self.optimizer.state_dict()}, path / "state.pt")
+        (path / "trainer.json").write_text(
+            json.dumps(
+                {"step": self.step, "run_id": self.run_id, "config": asdict(self.config)}, indent=1, default=list
+            )
+        )
+        return path
+
+    def load(self, path: Path) -> None:
+        meta = json.loads((path / "trainer.json").read_text())
+        state = torch.load(path / "state.pt", weights_only=True)
+        parameters = dict(self.model.named_parameters())
+        with torch.no_grad():
+            for name, value in state["weights"].items():
+                parameters[name].copy_(value)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step = int(meta["step"])
+
+
+def latest_checkpoint(directory: Path) -> Path | None:
+    checkpoints = sorted(directory.glob("step_*")) if directory.is_dir() else []
+    return checkpoints[-1] if checkpoints else None

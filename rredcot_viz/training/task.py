@@ -1,0 +1,97 @@
+"""Verifiable problems for the trainer: a built-in set of short arithmetic word problems the embedded model
+can partly solve (bench/trainer.py prints the measured starting accuracy), or user problems taken from any
+importable file with reference answers (GSM8K JSONL included).
+
+The built-in problems are generated from templates written for this project, seeded, with a held-out
+split; each has a one-line reference solution for v-hat.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.traces.answers import answers_equivalent, extract_answer_detailed
+from rredcot_viz.traces.trace import Trace
+
+BUILTIN_SYSTEM = "You solve short arithmetic word problems. Write one short line of working, then 'The answer is N.'"
+BUILTIN_SHOT = (
+    "Example: Ann has 3 pears and picks 4 more. How many pears does Ann have?\n"
+    "Working: 3 + 4 = 7.\nThe answer is 7.\n\n"
+)
+NAMES = ["Sam", "Mia", "Leo", "Ava", "Noor", "Kai", "Ines", "Tom", "Zoe", "Ravi", "Lena", "Omar"]
+THINGS = ["apples", "cards", "stickers", "shells", "coins", "marbles", "pencils", "stamps", "beads", "books"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    question: str
+    answer: str
+    solution: str | None = None
+    prompt: str | None = None  # the user turn; None = the question alone
+    system: str | None = None
+    source: str = "builtin"
+
+
+def _builtin(rng: random.Random) -> Problem:
+    name, thing = rng.choice(NAMES), rng.choice(THINGS)
+    kind = rng.random()
+    if kind < 0.5:
+        a, b = rng.randint(1, 6), rng.randint(1, 4)
+        verb = rng.choice(["buys", "finds", "gets", "is given"])
+        question = f"{name} has {a} {thing} and {verb} {b} more. How many {thing} does {name} have?"
+        working, answer = f"{a} + {b} = {a + b}.", a + b
+    elif kind < 0.75:
+        a, b = rng.randint(4, 9), rng.randint(1, 3)
+        question = f"{name} has {a} {thing} and gives away {b}. How many {thing} does {name} have left?"
+        working, answer = f"{a} - {b} = {a - b}.", a - b
+    else:
+        a, b, c = rng.randint(2, 6), rng.randint(1, 4), rng.randint(1, 2)
+        question = f"{name} has {a} {thing}, gets {b} more and then gives away {c}. How many {thing} are left?"
+        working, answer = f"{a} + {b} - {c} = {a + b - c}.", a + b - c
+    prompt = BUILTIN_SHOT + f"Problem: {question}\nWorking:"
+    return Problem(
+        question, str(answer), f"Working: {working}\nThe answer is \\boxed{{{answer}}}.", prompt, BUILTIN_SYSTEM
+    )
+
+
+def builtin_problems(count: int, seed: int = 0) -> list[Problem]:
+    """``count`` distinct built-in problems from a seeded generator (train and held-out use other seeds)."""
+    rng = random.Random(seed)
+    seen: dict[str, Problem] = {}
+    attempts = 0
+    while len(seen) < count:
+        attempts += 1
+        if attempts > 50 * count:
+            raise ConfigError(f"cannot draw {count} distinct built-in problems; ask for fewer")
+        problem = _builtin(rng)
+        seen.setdefault(problem.question, problem)
+    return list(seen.values())
+
+
+def builtin_split(train: int = 200, held_out: int = 32, seed: int = 0) -> tuple[list[Problem], list[Problem]]:
+    """Disjoint train and held-out problem sets."""
+    pool = builtin_problems(train + held_out, seed)
+    return pool[:train], pool[train:]
+
+
+def problems_from_traces(traces: list[Trace]) -> list[Problem]:
+    """User problems: every trace with a reference answer (and its reference solution, if any)."""
+    problems = [
+        Problem(t.question, t.reference_answer, t.reference_solution, source=t.source)
+        for t in traces
+        if t.reference_answer
+    ]
+    if not problems:
+        raise ConfigError("none of these traces has a reference answer, so there is nothing to reward against")
+    return problems
+
+
+def reward(text: str, answer: str) -> float:
+    """1 when the completion states an answer explicitly (boxed, "the answer is", ####) equal to the
+    reference, else 0; a stray last number never counts."""
+    found = extract_answer_detailed(text)
+    if found is None or found.method == "last_number":
+        return 0.0
+    return float(answers_equivalent(found.text, answer))
