@@ -21,6 +21,7 @@ pages = [
     st.Page("pages/compare.py", title="Compare", icon="⚖️"),
     st.Page("pages/dataset.py", title="Dataset", icon="🗂️"),
     st.Page("pages/diagnose.py", title="Diagnose", icon="🩺"),
+    st.Page("pages/train.py", title="Train", icon="🏋️"),
     st.Page("pages/learn.py", title="Learn", icon="🎓"),
 ]
 st.navigation(pages).run()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # tests/tiny.py and friends
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("RREDCOT_DATA_DIR", tempfile.mkdtemp(prefix="rredcot-data-"))  # checkpoints, never data/
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,10 @@ from rredcot_viz.figures.plots import (
     value_curves,
 )
 from rredcot_viz.figures.trace_html import trace_heatmap
+from rredcot_viz.figures.training import advantage_rows, training_curves
 
 __all__ = [
+    "advantage_rows",
     "confusion_heatmap",
     "correlation_heatmap",
     "credit_bars",
@@ -23,5 +25,6 @@ __all__ = [
     "reset_tree",
     "scatter",
     "trace_heatmap",
+    "training_curves",
     "value_curves",
 ]

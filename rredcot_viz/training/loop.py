@@ -54,6 +54,14 @@ class _SeriesView:
         return self.trace.cot[: reasoning_end(self.trace.cot, scope)]
 
 
+def problem_prompt(lm: LanguageModel, problem: Problem) -> str:
+    """The chat-formatted prompt the trainer samples a problem's rollouts from."""
+    return lm.format_prompt(
+        problem.prompt or problem.question,
+        system=problem.system or "Solve the problem step by step, then state the answer as 'The answer is N.'",
+    )
+
+
 def token_char_starts(lm: LanguageModel, ids: list[int]) -> list[int]:
     """Character offset where each token of ``ids`` starts in ``decode(ids)`` (sampled ids, no re-tokenising)."""
     return [len(lm.decode(ids[:i])) for i in range(len(ids))]
@@ -127,10 +135,7 @@ class Trainer:
         )
 
     def prompt_text(self, problem: Problem) -> str:
-        return self.policy.format_prompt(
-            problem.prompt or problem.question,
-            system=problem.system or "Solve the problem step by step, then state the answer as 'The answer is N.'",
-        )
+        return problem_prompt(self.policy, problem)
 
     def prompt_ids(self, problem: Problem) -> list[int]:
         key = id(problem)
@@ -167,7 +172,7 @@ class Trainer:
                 reward(text, problem.answer),
                 generation.seed,
                 suffix_start=len(prefix),
-                info={"finish_reason": generation.finish_reason},
+                info={"finish_reason": generation.finish_reason, "suffix_char": len(self.policy.decode(list(prefix)))},
             )
             self.segment(rollout)
             rollouts.append(rollout)

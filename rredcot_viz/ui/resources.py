@@ -48,3 +48,19 @@ def samples() -> list:
     traces = sample_traces()
     store().put_traces(traces, "samples")
     return traces
+
+
+@st.cache_resource(show_spinner="Loading the trained adapter...", max_entries=4)
+def trained_analyzer(config: ModelConfig, run_id: str, checkpoint: str) -> tuple[Analyzer, int]:
+    """An analyzer over ``run_id``'s policy at ``checkpoint`` (the name keys the cache: a newer one reloads)."""
+    from rredcot_viz.training.inspect import trained_policy
+
+    policy, step = trained_policy(model(config), store(), run_id)
+    return Analyzer(policy, AnalysisConfig(), cache=score_cache(config)), step
+
+
+@st.cache_resource(show_spinner="Sampling the base model on held-out problems...", max_entries=8)
+def held_out_traces(config: ModelConfig, run_id: str) -> list:
+    from rredcot_viz.training.inspect import held_out_traces, stored_run
+
+    return held_out_traces(model(config), stored_run(store(), run_id)[0])

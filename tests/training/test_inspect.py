@@ -1,0 +1,73 @@
+"""Stored-run inspection: the run list, the trained policy of a checkpoint, held-out traces, value shifts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.store import Store
+from rredcot_viz.training import TrainConfig, builtin_split
+from rredcot_viz.training.inspect import held_out_traces, stored_run, trained_policy, training_runs, value_shift
+from rredcot_viz.training.loop import problem_prompt
+from rredcot_viz.training.runs import checkpoint_root, run_training
+
+
+@pytest.fixture
+def config() -> TrainConfig:
+    return TrainConfig(
+        method="grpo", steps=2, max_new_tokens=8, group_size=4, eval_problems=2, eval_samples=1, eval_every=1,
+        lora_rank=4, learning_rate=1e-2,
+    )  # fmt: skip
+
+
+def test_a_stored_run_lists_and_reloads_as_its_trained_policy(tiny, config, tmp_path, monkeypatch):
+    monkeypatch.setattr("rredcot_viz.training.loop.reward", lambda text, answer: float(len(text) % 2))
+    store = Store(tmp_path / "s.duckdb")
+    run_id, history = run_training(tiny, config, store, problems=builtin_split(30, 2, seed=0))
+    assert [m["step"] for m in history] == [0, 1, 2]
+    runs = training_runs(store)
+    assert runs["run_id"].tolist() == [run_id]
+    assert (runs["method"][0], runs["status"][0], runs["steps_logged"][0], runs["steps_planned"][0]) == (
+        "grpo", "done", 2, 2,
+    )  # fmt: skip
+    assert stored_run(store, run_id)[0] == config
+    policy, step = trained_policy(tiny, store, run_id)
+    assert step == 2 and policy.fingerprint == f"{tiny.fingerprint}:{run_id}:2"
+    saved = torch.load(checkpoint_root(run_id) / "step_0002" / "state.pt", weights_only=True)["weights"]
+    parameters = dict(policy.model.named_parameters())
+    assert saved and all(torch.equal(parameters[name], value) for name, value in saved.items())
+    ids = torch.tensor([[1, 2, 3, 4]])
+    with torch.no_grad():
+        assert not torch.equal(policy.model(ids).logits, tiny.model(ids).logits)  # the adapter is live
+
+
+def test_refusals_name_the_problem(tiny, config, tmp_path):
+    store = Store(tmp_path / "s.duckdb")
+    with pytest.raises(ConfigError, match="no training run 'nope'"):
+        trained_policy(tiny, store, "nope")
+    store.put_run("other-model", "train", {"name": "m", "fingerprint": "elsewhere"}, config.__dict__, 0)
+    with pytest.raises(ConfigError, match="trained on another base model"):
+        trained_policy(tiny, store, "other-model")
+    store.put_run("no-checkpoint", "train", {"name": "m", "fingerprint": tiny.fingerprint}, config.__dict__, 0)
+    with pytest.raises(ConfigError, match="has no checkpoint"):
+        trained_policy(tiny, store, "no-checkpoint")
+
+
+def test_held_out_traces_are_the_base_models_answers_under_the_trainers_prompt(tiny, config):
+    traces = held_out_traces(tiny, config, limit=2)
+    _, held_out = builtin_split(200, config.eval_problems, seed=0)
+    assert [t.trace_id for t in traces] == ["held-out-0", "held-out-1"]
+    for trace, problem in zip(traces, held_out, strict=True):
+        assert trace.prompt == problem_prompt(tiny, problem) and trace.reference_solution == problem.solution
+        assert trace.question == problem.question and trace.reference_answer == problem.answer
+    assert [t.cot for t in held_out_traces(tiny, config, limit=2)] == [t.cot for t in traces]  # fixed seeds
+
+
+def test_value_shift():
+    shift = value_shift(np.array([0.1, 0.5, 1.0]), np.array([0.2, 0.2, 1.0]))
+    assert shift["delta"] == pytest.approx([0.1, -0.3, 0.0])
+    assert shift["largest_state"] == 2 and shift["mean_abs"] == pytest.approx(0.4 / 3)
+    with pytest.raises(ConfigError, match="same segmentation"):
+        value_shift(np.zeros(3), np.zeros(4))
