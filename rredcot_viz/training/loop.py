@@ -213,7 +213,8 @@ class Trainer:
         name = self.config.estimator if problem.solution else "answer_only"
         estimator = estimators.get(name)(**self.config.estimator_options)
         prompt = self.prompt_ids(problem)
-        requests: list[Continuation] = []
+        requests: dict[Continuation, int] = {}  # unique requests: s_1 (the prompt alone) is shared by all rollouts
+        slots: list[int | np.ndarray] = []  # per (rollout, item, state): its request, or the terminal's filler
         plans = []
         for rollout in rollouts:
             states = self.segment(rollout)
@@ -228,14 +229,18 @@ class Trainer:
                 correct=bool(rollout.reward),
             )
             series = estimator.series(_SeriesView(trace))
-            first = len(requests)
+            first = len(slots)
             for item in series:
                 context, target = tuple(self.policy.encode(item.context)), tuple(self.policy.encode(item.target))
-                requests.extend(
-                    Continuation(len(prompt), tuple(rollout.completion_ids[:p]) + context, target) for p in states
-                )
+                for p in states[:-1]:
+                    request = Continuation(len(prompt), tuple(rollout.completion_ids[:p]) + context, target)
+                    slots.append(requests.setdefault(request, len(requests)))
+                slots.append(np.zeros(len(target)))  # the terminal value is the reward: never read
             plans.append((series, states, first))
-        scores = self.policy.score_continuations(prompt, requests, operation="credit").logprobs if requests else []
+        unique = []
+        if requests:
+            unique = self.policy.score_continuations(prompt, list(requests), operation="credit").logprobs
+        scores = [slot if isinstance(slot, np.ndarray) else unique[slot] for slot in slots]
         sigmas = []
         for rollout, plan in zip(rollouts, plans, strict=True):
             if plan is None:
