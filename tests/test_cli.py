@@ -70,3 +70,27 @@ def test_export_from_the_store(tmp_path, capsys, monkeypatch):
     assert out.read_text().splitlines() == ["trace_id", "sample-bakery-correct", "sample-bakery-failed"]
     assert main(["--store", str(path), "export", "nope", str(out)]) == 2
     assert "neither a table" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_eval_diagnosis_on_a_seeded_sample(tmp_path, capsys):
+    records = [
+        {
+            "id": f"r{i}",
+            "problem": f"What is {i} + {i}?",
+            "steps": [f"{i} + {i} = {2 * i + e}.", f"So {2 * i + e}."],
+            "final_answer_correct": e == 0,
+            "label": -1 if e == 0 else 0,
+        }  # fmt: skip
+        for i, e in zip(range(1, 7), [1, 1, 1, 0, 0, 0], strict=True)
+    ]
+    data = tmp_path / "tiny_split.json"
+    data.write_text(json.dumps(records))
+    argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--references", "none"]
+    argv += ["--opt", "min_sigma.estimator=uniform", "--sample", "4", "--no-store"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "4 traces from" in out and "always_first" in out
+    # uniform credit is never negative, so min_sigma says "no error" everywhere: F1 0, always_last as computed
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("split=tiny_split n=4 best_detector=min_sigma best_f1=0.0000 always_last_f1=")

@@ -37,6 +37,13 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detector", default="all", help=f"comma list of {', '.join(detectors.names())}, or all")
     parser.add_argument("--limit", type=int, help="evaluate the first N records")
     parser.add_argument(
+        "--sample",
+        type=int,
+        help="evaluate a seeded random subset of N records, kept in file order (ProcessBench files list the "
+        "erroneous samples first, so --limit alone sees no correct ones)",
+    )
+    parser.add_argument("--sample-seed", type=int, default=0)
+    parser.add_argument(
         "--references",
         default="auto",
         help="file to take reference answers/solutions from by question (auto: GSM8K test for the "
@@ -66,7 +73,13 @@ def _run_eval(args: argparse.Namespace) -> int:
             raise ConfigError(f"--opt {pair!r} names detector {name!r}, which is not being evaluated")
         options[detectors.resolve(name)].update(parse_overrides(detectors.get(name).Config, [setting]))
     report = import_file(args.data, args.format, args.limit)
-    traces = _attach(args, report.traces)
+    traces = report.traces
+    if args.sample and args.sample < len(traces):
+        import numpy as np
+
+        chosen = np.random.default_rng(args.sample_seed).choice(len(traces), args.sample, replace=False)
+        traces = [traces[i] for i in sorted(chosen)]
+    traces = _attach(args, traces)
     print(f"{len(traces)} traces from {args.data} ({report.format}); {report.records_failed} records skipped")
     args.scope, args.boundaries, args.no_chat_template = "reasoning", "states", False
     # every trace stays in the score cache, so detectors that read the same values (min_sigma, value_drop) share them
@@ -89,7 +102,8 @@ def _run_eval(args: argparse.Namespace) -> int:
     print(f"\nProcessBench {split}, n={len(traces)}, model {analyzer.lm.name}")
     print(format_table(rows))
     if not args.no_store:
-        _store(analyzer, split, evaluations, rows, options)
+        subset = f" (random {len(traces)}, seed {args.sample_seed})" if args.sample else ""
+        _store(analyzer, split + subset, evaluations, rows, options)
     best = max(evaluations, key=lambda e: e.scores.f1)
     always_last = next(b for b in baselines(traces) if b.name == "always_last")
     print(
