@@ -81,7 +81,7 @@ def test_eval_diagnosis_on_a_seeded_sample(tmp_path, capsys):
             "steps": [f"{i} + {i} = {2 * i + e}.", f"So {2 * i + e}."],
             "final_answer_correct": e == 0,
             "label": -1 if e == 0 else 0,
-        }  # fmt: skip
+        }
         for i, e in zip(range(1, 7), [1, 1, 1, 0, 0, 0], strict=True)
     ]
     data = tmp_path / "tiny_split.json"

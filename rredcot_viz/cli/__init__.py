@@ -54,6 +54,7 @@ class ProgressBars:
 def build_parser() -> argparse.ArgumentParser:
     from rredcot_viz.cli import (  # noqa: F401  (each module registers its commands)
         analysis_commands,
+        batch_commands,
         data_commands,
         diagnosis_commands,
         model_commands,
