@@ -13,7 +13,6 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +20,10 @@ import numpy as np
 import torch
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.estimators import estimators
-from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.model.lm import LanguageModel, PrefixSampling
-from rredcot_viz.model.packing import Continuation
 from rredcot_viz.model.sampling import SamplingConfig
-from rredcot_viz.segmenters import segmenters
-from rredcot_viz.segmenters.base import SegmenterInput
-from rredcot_viz.segmenters.hybrid import merge_pieces
-from rredcot_viz.segmenters.scope import reasoning_end
-from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.config import TrainConfig
+from rredcot_viz.training.credit import group_sigmas, segment_rollout
 from rredcot_viz.training.loss import policy_loss
 from rredcot_viz.training.methods import methods
 from rredcot_viz.training.rollouts import Group, TrainRollout
@@ -44,27 +36,12 @@ def derived_seed(*parts: object) -> int:
     return int(hashlib.sha256(repr(parts).encode()).hexdigest()[:8], 16)
 
 
-class _SeriesView:
-    """What ``ValueEstimator.series`` reads of a trace context, for a rollout that has no TraceContext."""
-
-    def __init__(self, trace: Trace):
-        self.trace = trace
-
-    def region_text(self, scope: str) -> str:
-        return self.trace.cot[: reasoning_end(self.trace.cot, scope)]
-
-
 def problem_prompt(lm: LanguageModel, problem: Problem) -> str:
     """The chat-formatted prompt the trainer samples a problem's rollouts from."""
     return lm.format_prompt(
         problem.prompt or problem.question,
         system=problem.system or "Solve the problem step by step, then state the answer as 'The answer is N.'",
     )
-
-
-def token_char_starts(lm: LanguageModel, ids: list[int]) -> list[int]:
-    """Character offset where each token of ``ids`` starts in ``decode(ids)`` (sampled ids, no re-tokenising)."""
-    return [len(lm.decode(ids[:i])) for i in range(len(ids))]
 
 
 class Trainer:
@@ -179,82 +156,12 @@ class Trainer:
         return rollouts
 
     def segment(self, rollout: TrainRollout) -> list[int]:
-        """Segments of a completion (keyword/newline pieces of ``config.credit_scope``, merged shortest-first
-        down to ``config.segments``) as token spans of its sampled ids; returns the state prefixes."""
-        starts = token_char_starts(self.policy, rollout.completion_ids)
-        scope = self.config.credit_scope
-        end_char = reasoning_end(rollout.text, scope) if rollout.text.strip() else len(rollout.text)
-        region = rollout.text[:end_char]
-        cuts: list[int] = []
-        if region.strip():
-            inp = SegmenterInput(region, tuple(range(len(region))), np.zeros(len(region)))
-            cuts = [segment.char_span[0] for segment in segmenters.get("keyword")().segment(inp).segments[1:]]
-        to_token = lambda char: sum(1 for start in starts if start < char)  # noqa: E731
-        end = max(to_token(end_char), 1) if rollout.completion_ids else 0
-        token_cuts = sorted({c for c in (to_token(char) for char in cuts) if 0 < c < end})
-        if len(token_cuts) + 1 > self.config.segments:  # merge the shortest neighbours first
-            token_cuts, _ = merge_pieces([0, *token_cuts, end], np.ones(max(end, 1)), self.config.segments, "sum")
-        bounds = [0, *token_cuts, end]
-        rollout.segments = list(pairwise(bounds))
-        text_end = len(rollout.text)
-        rollout.info["segment_chars"] = [
-            (starts[a] if a < len(starts) else text_end, starts[b] if b < len(starts) else text_end)
-            for a, b in rollout.segments
-        ]
-        return bounds
+        return segment_rollout(self.policy, rollout, self.config)
 
     # ------------------------------------------------------------------ credit
     def redistribute_group(self, problem_index: int, rollouts: list[TrainRollout]) -> list[np.ndarray]:
-        """RREDCoT sigma of every rollout of a group under the current policy, scored in one packed call:
-        each state of each rollout is a continuation of the shared prompt (completion prefix, trigger,
-        target), so the prompt is encoded once for the whole group. Values come from the estimator's own
-        arithmetic (``combine``); the terminal value is the rollout's reward."""
         problem = self.train_problems[problem_index]
-        name = self.config.estimator if problem.solution else "answer_only"
-        estimator = estimators.get(name)(**self.config.estimator_options)
-        prompt = self.prompt_ids(problem)
-        requests: dict[Continuation, int] = {}  # unique requests: s_1 (the prompt alone) is shared by all rollouts
-        slots: list[int | np.ndarray] = []  # per (rollout, item, state): its request, or the terminal's filler
-        plans = []
-        for rollout in rollouts:
-            states = self.segment(rollout)
-            if not rollout.completion_ids or not rollout.text.strip():
-                plans.append(None)
-                continue
-            trace = Trace(
-                problem.question,
-                rollout.text,
-                reference_answer=problem.answer,
-                reference_solution=problem.solution,
-                correct=bool(rollout.reward),
-            )
-            series = estimator.series(_SeriesView(trace))
-            first = len(slots)
-            for item in series:
-                context, target = tuple(self.policy.encode(item.context)), tuple(self.policy.encode(item.target))
-                for p in states[:-1]:
-                    request = Continuation(len(prompt), tuple(rollout.completion_ids[:p]) + context, target)
-                    slots.append(requests.setdefault(request, len(requests)))
-                slots.append(np.zeros(len(target)))  # the terminal value is the reward: never read
-            plans.append((series, states, first))
-        unique = []
-        if requests:
-            unique = self.policy.score_continuations(prompt, list(requests), operation="credit").logprobs
-        scores = [slot if isinstance(slot, np.ndarray) else unique[slot] for slot in slots]
-        sigmas = []
-        for rollout, plan in zip(rollouts, plans, strict=True):
-            if plan is None:
-                sigmas.append(np.array([rollout.reward]))
-                continue
-            series, states, first = plan
-            n = len(states)
-            by_name = {item.name: scores[first + i * n : first + (i + 1) * n] for i, item in enumerate(series)}
-            values = estimator.combine(series, by_name, n, rollout.reward).values
-            rollout.info["values"] = values.tolist()
-            sigma = redistribute(values, "exact_sum")
-            rollout.info["sigma"] = sigma.tolist()
-            sigmas.append(sigma)
-        return sigmas
+        return group_sigmas(self.policy, self.config, problem, self.prompt_ids(problem), rollouts)
 
     # ------------------------------------------------------------------ one step
     def train_step(self) -> tuple[dict[str, Any], list[Group]]:
