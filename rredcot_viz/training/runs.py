@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rredcot_viz.errors import ConfigError
+from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.paths import data_dir
 from rredcot_viz.training.config import TrainConfig
@@ -98,6 +99,10 @@ def run_training(
         trainer.save(checkpoint_root(run_id) / f"step_{trainer.step:04d}")
         status = "done"
         return run_id, history
+    except Cancelled:  # raised by the progress callback between steps: the state is whole, keep it
+        trainer.save(checkpoint_root(run_id) / f"step_{trainer.step:04d}")
+        status = "stopped"
+        raise
     except BaseException:
         status = "stopped"
         raise

@@ -71,3 +71,21 @@ def test_value_shift():
     assert shift["largest_state"] == 2 and shift["mean_abs"] == pytest.approx(0.4 / 3)
     with pytest.raises(ConfigError, match="same segmentation"):
         value_shift(np.zeros(3), np.zeros(4))
+
+
+def test_a_stopped_run_keeps_its_state_and_resumes(tiny, config, tmp_path):
+    from rredcot_viz.jobs import Cancelled
+
+    store = Store(tmp_path / "s.duckdb")
+
+    def stop_after_first(done: int, total: int) -> None:
+        if done == 1:
+            raise Cancelled("stopped by the user")
+
+    with pytest.raises(Cancelled):
+        run_training(tiny, config, store, problems=builtin_split(30, 2, seed=0), run_id="r", progress=stop_after_first)
+    assert training_runs(store)["status"].tolist() == ["stopped"]
+    assert [p.name for p in sorted(checkpoint_root("r").iterdir())] == ["step_0001"]
+    run_training(tiny, config, store, problems=builtin_split(30, 2, seed=0), run_id="r", resume=True)
+    assert training_runs(store)["status"].tolist() == ["done"]
+    assert store.train_metrics(["r"])["step"].tolist() == [0, 1, 2]
