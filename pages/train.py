@@ -147,7 +147,7 @@ def live_view() -> None:
             )
             if right.button("Stop", key="train_stop"):
                 current.cancel()
-                st.info("Stopping after the current step; the last checkpoint is kept for resuming.")
+                st.info("Stopping after the current step; its state is saved so the run can be resumed.")
         elif st.session_state.get("train_shown") != current.id:
             st.session_state["train_shown"] = current.id
             st.rerun()  # once: refresh the run list and stop polling
@@ -157,8 +157,10 @@ def live_view() -> None:
             st.warning(f"Stopped after {current.elapsed:.0f} s; resume it from its last checkpoint below.")
         else:
             st.success(f"{current.label} finished in {current.elapsed:.0f} s.")
-    metrics = store.train_metrics(chosen)
-    if chosen and metric_names:
+    running = [st.session_state.get("train_job_run")] if current is not None and current.active else []
+    plotted = list(dict.fromkeys([*chosen, *running]))  # a run started this render is not in the list yet
+    if plotted and metric_names:
+        metrics = store.train_metrics(plotted)
         st.plotly_chart(training_curves(metrics, metric_names, labels), key="train_curves")
     elif not known:
         st.info("No training runs yet: start one above (a 30-step run takes about 10 minutes on a CPU).")
