@@ -97,19 +97,20 @@ def analysis_config(args: argparse.Namespace):
     return AnalysisConfig(prompt=prompt, scope=args.scope, boundaries=args.boundaries, variant=args.variant)
 
 
-def format_table(rows: list[dict[str, Any]]) -> str:
+def format_table(rows: list[dict[str, Any]], float_format: str = "{:+.4f}") -> str:
+    """Aligned columns; floats signed with four decimals by default (per-segment values)."""
     if not rows:
         return "(no segments)"
     columns = list(rows[0])
-    cells = [[_cell(row[c]) for c in columns] for row in rows]
+    cells = [[_cell(row[c], float_format) for c in columns] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
     return "\n".join(lines)
 
 
-def _cell(value: Any) -> str:
-    return f"{value:+.4f}" if isinstance(value, float) else str(value)
+def _cell(value: Any, float_format: str = "{:+.4f}") -> str:
+    return float_format.format(value) if isinstance(value, float) else str(value)
 
 
 def result_record(result) -> dict[str, Any]:

@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
     if not state.is_main_process:
         return 0
     merged = batch.merge_parts(out, traces)
-    print(format_table(batch.throughputs(out)))
+    print(format_table(batch.throughputs(out), "{:.3f}"))
     print(f"merged {len(merged)} traces into {out / batch.MERGED}")
     if not args.no_store:
         from rredcot_viz.store import Store

@@ -100,7 +100,7 @@ def _run_eval(args: argparse.Namespace) -> int:
     rows = [e.scores.row() for e in evaluations] + [b.row() for b in baselines(traces)]
     split = Path(args.data).stem
     print(f"\nProcessBench {split}, n={len(traces)}, model {analyzer.lm.name}")
-    print(format_table(rows))
+    print(format_table(rows, "{:.1f}"))
     if not args.no_store:
         subset = f" (random {len(traces)}, seed {args.sample_seed})" if args.sample else ""
         _store(analyzer, split + subset, evaluations, rows, options)
