@@ -98,7 +98,7 @@ def browser():
 
 
 def segments(page) -> int:
-    return page.locator(".rc-trace .rc-seg").count()
+    return page.locator(".rc-trace").first.locator(".rc-seg").count()  # the main heatmap, not a later one
 
 
 def wait_idle(page, timeout: float = 120) -> None:
@@ -126,7 +126,9 @@ def test_inspect_in_a_real_browser(server, browser):
     slider = page.get_by_role("slider").first
     slider.focus()
     slider.press("Home")  # K = 2
-    page.wait_for_function("() => document.querySelectorAll('.rc-trace .rc-seg').length === 2", timeout=60000)
+    page.wait_for_function(
+        "() => document.querySelector('.rc-trace').querySelectorAll('.rc-seg').length === 2", timeout=60000
+    )
     assert before > 2 == segments(page)
     first = page.locator(".rc-trace .rc-seg").first
     first.hover()
