@@ -92,14 +92,8 @@ def job_status():
     job = jobs.get(st.session_state.get("dataset_job", ""))
     if job is None:
         return
-    if job.active:
-        st.progress(job.fraction, text=f"{job.label}: {job.done}/{job.total} ({job.elapsed:.0f} s)")
-        if st.button("Cancel", key="dataset_cancel"):
-            job.cancel()
-    elif job.status == "failed":
-        st.error(job.error)
-    elif job.status == "done" and st.session_state.get("dataset_shown") != job.id:
-        st.session_state["dataset_shown"] = job.id
+    ended = widgets.job_status(job, "dataset", f"{job.label}: {job.done}/{job.total} ({job.elapsed:.0f} s)")
+    if ended and job.status == "done":
         st.session_state["dataset_run_id"] = job.result
         st.rerun(scope="app")
 

@@ -140,23 +140,17 @@ def live_view() -> None:
     """Progress and curves, redrawn from the store every two seconds while a run is in progress."""
     current = jobs.get(st.session_state.get("train_job", ""))
     if current is not None:
-        if current.active:
-            left, right = st.columns([4, 1])
-            left.progress(
-                current.fraction, text=f"{current.label}: step {current.done}/{current.total}, {current.elapsed:.0f} s"
-            )
-            if right.button("Stop", key="train_stop"):
-                current.cancel()
-                st.info("Stopping after the current step; its state is saved so the run can be resumed.")
-        elif st.session_state.get("train_shown") != current.id:
-            st.session_state["train_shown"] = current.id
+        ended = widgets.job_status(
+            current,
+            "train",
+            f"{current.label}: step {current.done}/{current.total}, {current.elapsed:.0f} s",
+            cancel_label="Stop",
+            cancel_note="Stopping after the current step; its state is saved so the run can be resumed.",
+            cancelled=f"Stopped after {current.elapsed:.0f} s; resume it from its last checkpoint below.",
+            done=f"{current.label} finished in {current.elapsed:.0f} s.",
+        )
+        if ended:
             st.rerun()  # once: refresh the run list and stop polling
-        elif current.status == "failed":
-            st.error(current.error)
-        elif current.status == "cancelled":
-            st.warning(f"Stopped after {current.elapsed:.0f} s; resume it from its last checkpoint below.")
-        else:
-            st.success(f"{current.label} finished in {current.elapsed:.0f} s.")
     running = [st.session_state.get("train_job_run")] if current is not None and current.active else []
     plotted = list(dict.fromkeys([*chosen, *running]))  # a run started this render is not in the list yet
     if plotted and metric_names:

@@ -17,6 +17,7 @@ from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.aggregation import CANDIDATE_NORMALIZED, aggregations
 from rredcot_viz.estimators.redistribution import VARIANTS
+from rredcot_viz.jobs import Job
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.segmenters import segmenters
@@ -240,6 +241,37 @@ def estimator_controls(prefix: str, names: list[str] | None = None):
         help="exact_sum: sum(sigma) = R exactly; difference: sum(sigma) = R - Q-hat_1",
     )
     return estimators.get(name)(**options), AnalysisConfig(boundaries="all", variant=variant)
+
+
+def job_status(
+    job: Job,
+    key: str,
+    progress_text: str,
+    *,
+    cancel_label: str = "Cancel",
+    cancel_note: str | None = None,
+    cancelled: str | None = None,
+    done: str | None = None,
+) -> bool:
+    """A background job's progress bar and cancel button while it runs, its outcome once it has ended.
+    Returns True on the one render where the caller first sees it ended (to rerun the app for its results)."""
+    if job.active:
+        left, right = st.columns([4, 1])
+        left.progress(job.fraction, text=progress_text)
+        if right.button(cancel_label, key=f"{key}_cancel"):
+            job.cancel()
+            if cancel_note:
+                st.info(cancel_note)
+        return False
+    if job.status == "failed":
+        st.error(job.error)
+    elif job.status == "cancelled":
+        st.warning(cancelled or f"Cancelled after {job.elapsed:.0f} s.")
+    elif done:
+        st.success(done)
+    first_seen = st.session_state.get(f"{key}_seen") != job.id
+    st.session_state[f"{key}_seen"] = job.id
+    return first_seen
 
 
 class StreamlitProgress:
