@@ -122,6 +122,7 @@ class Generation:
     text: str
     finish_reason: str  # "eos" | "stop" | "answer" (a complete \\boxed{} with stop_on_answer) | "length"
     seed: int
+    entropies: list[float] = field(default_factory=list)  # per generated token, nats at temperature 1 (§2)
 
     @property
     def truncated(self) -> bool:
@@ -485,12 +486,12 @@ class LanguageModel:
             cost, input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
         )
         budget = min(config.max_new_tokens, self.context_length - width)
-        produced, reasons = self._decode(
+        produced, reasons, entropies = self._decode(
             output.logits[:, -1, :], output.cache, mask, positions, seeds, budget, config, cost
         )
         return [
-            Generation(len(prompt), ids, self._decode_generation(ids, config.stop_strings), reason, int(seed))
-            for prompt, ids, reason, seed in zip(prompts, produced, reasons, seeds, strict=True)
+            Generation(len(prompt), ids, self._decode_generation(ids, config.stop_strings), reason, int(seed), h)
+            for prompt, ids, reason, seed, h in zip(prompts, produced, reasons, seeds, entropies, strict=True)
         ]
 
     @_serialised
@@ -542,10 +543,12 @@ class LanguageModel:
                     positions = torch.full((len(seeds), 1), length - 1, device=self.device)
                     budget = min(config.max_new_tokens, self.context_length - length)
                     logits = output.logits[:, -1, :].expand(len(seeds), -1)
-                    produced, reasons = self._decode(logits, cache, mask, positions, seeds, budget, config, cost)
+                    produced, reasons, entropies = self._decode(
+                        logits, cache, mask, positions, seeds, budget, config, cost
+                    )
                     results[index].extend(
-                        Generation(length, row, self._decode_generation(row, config.stop_strings), reason, int(seed))
-                        for row, reason, seed in zip(produced, reasons, seeds, strict=True)
+                        Generation(length, row, self._decode_generation(row, config.stop_strings), reason, int(seed), h)
+                        for row, reason, seed, h in zip(produced, reasons, seeds, entropies, strict=True)
                     )
                 if progress:
                     progress(done, len(order))
@@ -563,15 +566,18 @@ class LanguageModel:
         budget: int,
         config: SamplingConfig,
         cost: CallCost,
-    ) -> tuple[list[list[int]], list[str]]:
-        """The token-by-token loop shared by all samplers; rows that finish leave the batch."""
+    ) -> tuple[list[list[int]], list[str], list[list[float]]]:
+        """The token-by-token loop shared by all samplers; rows that finish leave the batch. Also returns each
+        generated token's predictive entropy at temperature 1 (what the segmenters read), from the same logits."""
         generators = [torch.Generator().manual_seed(int(seed)) for seed in seeds]
         eos = self._eos_ids()
         produced: list[list[int]] = [[] for _ in seeds]
+        entropies: list[list[float]] = [[] for _ in seeds]
         reasons = ["length"] * len(seeds)
         active = list(range(len(seeds)))
         for step in range(budget):
             picks = select_tokens(logits.cpu(), config, [generators[r] for r in active]).tolist()
+            step_entropies = _entropies(logits).tolist()
             still: list[int] = []
             for slot, row in enumerate(active):
                 token = picks[slot]
@@ -579,6 +585,7 @@ class LanguageModel:
                     reasons[row] = "eos"
                     continue
                 produced[row].append(token)
+                entropies[row].append(step_entropies[slot])
                 cost.tokens_generated += 1
                 reason = self._stop_reason(produced[row], config)
                 if reason:
@@ -600,7 +607,7 @@ class LanguageModel:
                 cost, input_ids=next_ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True
             )
             logits = output.logits[:, -1, :]
-        return produced, reasons
+        return produced, reasons, entropies
 
     def _stop_reason(self, produced: list[int], config: SamplingConfig) -> str | None:
         if not (config.stop_strings or config.stop_on_answer):
