@@ -140,7 +140,9 @@ class Analyzer:
         context = self.context(trace)
         estimator.check(trace)
         prefixes = self.candidate_prefixes(context, segmenter)
-        return context.ensure(estimator.series(context), prefixes, need_stats=True, progress=progress)
+        return context.ensure(
+            estimator.series(context), prefixes, estimator=estimator, need_stats=True, progress=progress
+        )
 
     def analyze(
         self, trace: Trace, segmenter: Segmenter, estimator: ValueEstimator, progress: ProgressFn | None = None

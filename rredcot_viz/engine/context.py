@@ -7,30 +7,21 @@ prefix-reuse scorer.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from rredcot_viz.engine.cache import BoundaryCache, content_key
-from rredcot_viz.estimators.base import ScoreSeries
+from rredcot_viz.engine.scoring import ResponseTokens, ScoreItem, item_key, plan_items
+from rredcot_viz.estimators.base import ScoreSeries, ValueEstimator
 from rredcot_viz.model.lm import DEFAULT_SYSTEM_PROMPT, CallCost, LanguageModel, ProgressFn, TokenStats
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.segmenters.base import SegmenterInput
-from rredcot_viz.segmenters.scope import Scope, reasoning_end
+from rredcot_viz.segmenters.scope import Scope
 from rredcot_viz.traces.trace import Trace
 
-
-@dataclass(frozen=True)
-class ScoreItem:
-    """Score ``target`` after the first ``prefix`` response tokens and then ``context`` (token ids);
-    ``key`` names what is scored, so equal items share one cache entry."""
-
-    key: str
-    prefix: int
-    context: tuple[int, ...]
-    target: tuple[int, ...]
+__all__ = ["PromptConfig", "ScoreItem", "TraceContext"]
 
 
 @dataclass(frozen=True)
@@ -51,8 +42,8 @@ class TraceContext:
         else:
             self.prompt_text = lm.format_prompt(trace.question, system=prompt.system_prompt, chat=prompt.chat_template)
         self.prompt_ids = lm.encode_prompt(self.prompt_text)
-        self.response = lm.encode_with_offsets(trace.cot)
-        self.ids = self.prompt_ids + self.response.ids
+        self.response = ResponseTokens.from_text(lm, trace.cot)
+        self.ids = self.prompt_ids + list(self.response.ids)
         self.key = content_key(trace.content_hash, lm.fingerprint, self.prompt_text)
         self._tokens: dict[str, tuple[int, ...]] = {}
         cache.describe(self.key, trace.content_hash, lm.name, lm.fingerprint, self.prompt_text)
@@ -64,25 +55,15 @@ class TraceContext:
 
     def region_tokens(self, scope: Scope) -> int:
         """Number of response tokens in the segmented region (the final state's prefix length)."""
-        end = reasoning_end(self.trace.cot, scope)
-        if end >= len(self.trace.cot):
-            return self.n_response_tokens
-        return max(bisect.bisect_right(self.response.starts, end) - 1, 1)
+        return self.response.region_tokens(scope)
 
     def region_text(self, scope: Scope) -> str:
-        tokens = self.region_tokens(scope)
-        if tokens >= self.n_response_tokens:
-            return self.trace.cot
-        return self.trace.cot[: self.response.starts[tokens]]
+        return self.response.region_text(scope)
 
     def segmenter_input(self, scope: Scope, *, with_entropies: bool = True) -> SegmenterInput:
         """The region as segmenters see it; without entropies (zeros) for text-only candidate cuts."""
-        tokens = self.region_tokens(scope)
-        entropies = self.stats.entropies[:tokens] if with_entropies else np.zeros(tokens)
-        spans = None
-        if self.trace.steps is not None:
-            spans = tuple(self.trace.step_spans())
-        return SegmenterInput(self.region_text(scope), tuple(self.response.starts[:tokens]), entropies, spans)
+        spans = tuple(self.trace.step_spans()) if self.trace.steps is not None else None
+        return self.response.segmenter_input(scope, self.stats.entropies if with_entropies else None, spans)
 
     # ------------------------------------------------------------------ scores
     @property
@@ -104,26 +85,28 @@ class TraceContext:
         return self._tokens[text]
 
     def series_key(self, series: ScoreSeries) -> str:
-        return content_key(series.context, series.target)
+        """The cache key of a series whose target is the same at every state."""
+        return item_key(series.context, series.target)
 
-    def items(self, series: list[ScoreSeries], prefixes: Iterable[int]) -> list[ScoreItem]:
-        prefixes = sorted(set(prefixes))
-        return [
-            ScoreItem(self.series_key(s), p, self._ids(s.context), self._ids(s.target))
-            for s in series
-            for p in prefixes
-        ]
+    def items(
+        self, series: list[ScoreSeries], prefixes: Iterable[int], estimator: ValueEstimator | None = None
+    ) -> dict[str, list[ScoreItem]]:
+        """The shared scoring plan (``engine.scoring.plan_items``): per series, one item per sorted prefix.
+        Per-state series need the ``estimator`` that names their target at each state."""
+        return plan_items(estimator, self, series, sorted(set(prefixes)), self._ids)
 
     def ensure(
         self,
         series: list[ScoreSeries],
         prefixes: Iterable[int],
         *,
+        estimator: ValueEstimator | None = None,
         need_stats: bool = False,
         progress: ProgressFn | None = None,
     ) -> CallCost:
         """Compute every missing (series, prefix) pair (and the stats if asked and missing) in one call."""
-        return self.ensure_items(self.items(series, prefixes), need_stats=need_stats, progress=progress)
+        items = [item for row in self.items(series, prefixes, estimator).values() for item in row]
+        return self.ensure_items(items, need_stats=need_stats, progress=progress)
 
     def ensure_items(
         self, items: list[ScoreItem], *, need_stats: bool = False, progress: ProgressFn | None = None
@@ -152,8 +135,14 @@ class TraceContext:
         self.ensure_items(items, progress=progress)
         return [self.cache.series(self.key, item.key)[item.prefix] for item in items]
 
-    def scores(self, series: list[ScoreSeries], prefixes: Iterable[int]) -> dict[str, list[np.ndarray]]:
+    def scores(
+        self, series: list[ScoreSeries], prefixes: Iterable[int], estimator: ValueEstimator | None = None
+    ) -> dict[str, list[np.ndarray]]:
         """Per series name, the target log-probs after each prefix (in the order given)."""
         prefixes = list(prefixes)
-        self.ensure(series, prefixes)
-        return {item.name: [self.cache.series(self.key, self.series_key(item))[p] for p in prefixes] for item in series}
+        plan = self.items(series, prefixes, estimator)
+        self.ensure_items([item for row in plan.values() for item in row])
+        by_prefix = {name: {item.prefix: item for item in row} for name, row in plan.items()}
+        return {
+            name: [self.cache.series(self.key, by_prefix[name][p].key)[p] for p in prefixes] for name in by_prefix
+        }

@@ -34,6 +34,7 @@ class ScoreSeries:
     name: str
     context: str
     target: str
+    per_state: bool = False  # the target depends on the state: ask ``ValueEstimator.state_target``
 
 
 @dataclass
@@ -90,6 +91,11 @@ class ValueEstimator(ABC):
     def series(self, context: TraceContext) -> list[ScoreSeries]:
         """The model scores this estimator needs at every state (empty for model-free estimators)."""
         return []
+
+    def state_target(self, series: ScoreSeries, subject: Any, prefix: int) -> str:
+        """The target of a per-state series after the first ``prefix`` response tokens of ``subject``
+        (a ``ScoringSubject``: ``trace`` and ``response``); fixed series keep their one target."""
+        return series.target
 
     @abstractmethod
     def estimate(

@@ -3,8 +3,11 @@
 - R-hat_t: the probability of the reference answer right after s_t plus an answer trigger
   (``s_t ‖ trigger ‖ Y* ‖ "}"``, scoring ``Y* ‖ "}"``), aggregated per ``aggregation``;
 - v-hat_t: the importance-sampling estimate over the reference path with a point proposal, i.e. the
-  length-normalised likelihood of P* after ``s_t ‖ "\\n\\n"``; extra reference paths widen the proposal
-  (the maximum of the normalised scores, so it can only rise as references are added);
+  likelihood of P* after ``s_t ‖ "\\n\\n"``, computed in log space and aggregated by ``path_aggregation``;
+  the ``remaining`` proposal (default) scores only the reference steps still ahead of the prefix (after the
+  last step whose new numbers the prefix already states), since the whole P* after every prefix scores
+  about the same everywhere (METHOD.md revision 3); extra reference paths widen the proposal (the maximum
+  of the normalised scores, so it can only rise as references are added);
 - Q-hat_t = alpha R-hat_t + beta v-hat_t, with Q-hat_{K+1} := R (the observed outcome).
 
 ``answer_only`` (alpha=1, beta=0) and ``continue_only`` (alpha=0, beta=1) are the ablations. The non-positive
@@ -29,13 +32,16 @@ if TYPE_CHECKING:
     from rredcot_viz.model.lm import ProgressFn
     from rredcot_viz.segmenters.base import Segmentation
 
+PATH_PROPOSALS = ("remaining", "whole")
 PLAIN_TRIGGER = "\nTherefore, the final answer is \\boxed{"
 THINKING_TRIGGER = "\n</think>\n\nTherefore, the final answers is \\boxed{"  # Thought Anchors, verbatim
 
 
 @dataclass(frozen=True)
 class RREDCoTConfig(EstimatorConfig):
-    aggregation: str = "mean_prob"
+    aggregation: str = "seq_prob"  # R-hat: the probability of the answer span (mean_prob is not a probability)
+    path_aggregation: str = "geo_mean"  # v-hat: length-normalised probability of the (remaining) path
+    path_proposal: str = "remaining"  # v-hat scores the reference steps still ahead ("whole": all of P*)
     alpha: float = 1.0
     beta: float = 1.0
     trigger: str | None = None  # None: the Thought Anchors suffix for thinking traces, else PLAIN_TRIGGER
@@ -51,6 +57,11 @@ class RREDCoTConfig(EstimatorConfig):
             raise ConfigError(f"unknown aggregation {self.aggregation!r}; choose one of {valid}")
         if self.alpha < 0 or self.beta < 0 or self.alpha + self.beta == 0:
             raise ConfigError(f"alpha and beta must be >= 0 and not both 0, got {self.alpha}, {self.beta}")
+        if self.path_aggregation not in aggregations:
+            valid = ", ".join(aggregations.names())
+            raise ConfigError(f"unknown path_aggregation {self.path_aggregation!r}; choose one of {valid}")
+        if self.path_proposal not in PATH_PROPOSALS:
+            raise ConfigError(f"path_proposal must be one of {', '.join(PATH_PROPOSALS)}, got {self.path_proposal!r}")
         if self.answer_span not in ("answer_brace", "answer"):
             raise ConfigError(f"answer_span must be 'answer_brace' or 'answer', got {self.answer_span!r}")
 
@@ -105,10 +116,18 @@ class RREDCoTEstimator(ValueEstimator):
             extra = [p for p in self.config.extra_references if not _same_text(p, context.trace.cot)]
             paths = [context.trace.reference_solution, *extra]
             separator = self.config.path_separator
+            per_state = self.config.path_proposal == "remaining"
             series += [
-                ScoreSeries(f"path:{i}", separator, self.reference_path(context, p)) for i, p in enumerate(paths)
+                ScoreSeries(f"path:{i}", separator, self.reference_path(context, p), per_state)
+                for i, p in enumerate(paths)
             ]
         return series
+
+    def state_target(self, series: ScoreSeries, subject, prefix: int) -> str:
+        """The remaining reference path after the first ``prefix`` response tokens (``path_proposal``)."""
+        if not series.per_state:
+            return series.target
+        return remaining_path(series.target, subject.trace.question, subject.response.prefix_text(prefix))
 
     # ------------------------------------------------------------------ combine
     def estimate(
@@ -117,7 +136,8 @@ class RREDCoTEstimator(ValueEstimator):
         self.check(context.trace)
         series = self.series(context)
         prefixes = segmentation.state_prefixes
-        return self.combine(series, context.scores(series, prefixes), len(prefixes), context.trace.outcome)
+        scores = context.scores(series, prefixes, self)
+        return self.combine(series, scores, len(prefixes), context.trace.outcome)
 
     def combine(
         self, series: list[ScoreSeries], scores: dict[str, list[np.ndarray]], n_states: int, outcome: float
@@ -145,9 +165,8 @@ class RREDCoTEstimator(ValueEstimator):
         v_hat = np.zeros(n_states)
         if config.beta > 0:
             path_names = [s.name for s in series if s.name.startswith("path:")]
-            # v-hat shares R-hat's aggregation; candidate normalisation has no meaning for a path
-            path_aggregation = "mean_prob" if config.aggregation == CANDIDATE_NORMALIZED else config.aggregation
-            per_path = np.array([[aggregations.get(path_aggregation)(lp) for lp in scores[n]] for n in path_names])
+            aggregate = aggregations.get(config.path_aggregation)
+            per_path = np.array([[aggregate(lp) for lp in scores[n]] for n in path_names])
             v_hat = per_path.max(axis=0)
             components["v_hat"] = v_hat
             components["path_logprob"] = np.array([lp.sum() for lp in scores[path_names[0]]])
@@ -198,3 +217,37 @@ def _same_text(a: str | None, b: str) -> bool:
 def scoring_form(answer: str) -> str:
     """The answer string that is scored: thousands separators dropped from numbers (``2,125`` -> ``2125``)."""
     return re.sub(r"(?<=\d),(?=\d{3}\b)", "", answer.strip())
+
+
+_LINE_END = re.compile(r"\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def reference_steps(path: str) -> list[tuple[int, int]]:
+    """The steps of a reference path as character spans: its non-empty lines, or its sentences when it is a
+    single line."""
+    pattern = _LINE_END if "\n" in path.strip() else _SENTENCE_END
+    spans, start = [], 0
+    for match in pattern.finditer(path):
+        if path[start : match.start()].strip():
+            spans.append((start, match.end()))
+        start = match.end()
+    if path[start:].strip():
+        spans.append((start, len(path)))
+    return spans or [(0, len(path))]
+
+
+def remaining_path(path: str, question: str, prefix_text: str) -> str:
+    """The part of ``path`` still ahead of a prefix: the steps after the last one whose new numbers (those
+    not in the question or an earlier step) all appear in the prefix. The step that writes the answer always
+    remains, and a prefix that reached no step keeps the whole path."""
+    steps = reference_steps(path)
+    seen = set(numbers_in(question))
+    stated = set(numbers_in(prefix_text))
+    reached = -1
+    for index, (start, end) in enumerate(steps[:-1]):
+        new = [n for n in numbers_in(path[start:end]) if n not in seen]
+        seen.update(new)
+        if new and all(n in stated for n in new):
+            reached = index
+    return path if reached < 0 else path[steps[reached + 1][0] :]

@@ -62,10 +62,18 @@ def test_segments_and_states_of_the_toy_trace():
 def test_worked_example_variant_b():
     result, _, _ = analyze()
     components = result.values.components
-    # R-hat = mean of p(answer char) = R_TABLE[k] and p("}") = 0.5: (R_TABLE[k] + 0.5) / 2
-    np.testing.assert_allclose(components["R_hat"], [(r + 0.5) / 2 for r in R_TABLE], atol=1e-12)
-    # v-hat = mean over the 9 chars of P*, each with probability V_TABLE[k]
+    # R-hat (default seq_prob) = p(answer char) * p("}") = R_TABLE[k] * 0.5: a probability of the answer
+    np.testing.assert_allclose(components["R_hat"], [r * 0.5 for r in R_TABLE], atol=1e-12)
+    # v-hat (default geo_mean) = geometric mean over the 9 chars of P*, each with probability V_TABLE[k]
     np.testing.assert_allclose(components["v_hat"], V_TABLE, atol=1e-12)
+    np.testing.assert_allclose(components["path_logprob"], [9 * math.log(v) for v in V_TABLE], atol=1e-9)
+
+
+def test_mean_prob_is_an_option_and_not_a_probability():
+    """``mean_prob`` averages token probabilities: (R + 0.5) / 2, above the span's real probability R * 0.5."""
+    result, _, _ = analyze(aggregation="mean_prob", path_aggregation="mean_prob")
+    np.testing.assert_allclose(result.values.components["R_hat"], [(r + 0.5) / 2 for r in R_TABLE], atol=1e-12)
+    assert all(m > r * 0.5 for m, r in zip(result.values.components["R_hat"], R_TABLE, strict=True))
 
 
 def test_worked_example_exact_numbers_with_answer_only_span():

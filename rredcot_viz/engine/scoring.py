@@ -1,0 +1,128 @@
+"""The one scoring plan shared by the analyzer and the trainer (METHOD.md §2-§4).
+
+Both turn a response into the same things with the same code:
+
+- ``ResponseTokens``: the response's token ids and the character offset where each token starts, either
+  re-tokenised from text (the analyzer) or taken from the sampled ids (the trainer, which must train on
+  exactly the tokens it sampled);
+- the segmented region (``reasoning`` scope: up to the sentence that states the answer) and the
+  ``SegmenterInput`` every segmenter reads, with real per-token entropies. A cut at a character offset goes
+  before the token that contains that offset (``SegmenterInput.char_to_token_cut``), so each token
+  belongs to the segment that contains its first character;
+- ``plan_items``: what the estimator needs scored after each state prefix (a target may depend on the state,
+  e.g. v-hat's remaining reference path), as ``ScoreItem``s the prefix-reuse scorer packs into one call;
+- the estimator's own arithmetic (``combine``) from those log-probs to state values.
+
+So the same rollout analysed in the app and credited in the trainer gets the same sigma (tested).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+from rredcot_viz.engine.cache import content_key
+from rredcot_viz.estimators.base import ScoreSeries, ValueEstimator
+from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.segmenters.base import SegmenterInput
+from rredcot_viz.segmenters.scope import Scope, reasoning_end
+from rredcot_viz.traces.trace import Trace
+
+
+@dataclass(frozen=True)
+class ScoreItem:
+    """Score ``target`` after the first ``prefix`` response tokens and then ``context`` (token ids);
+    ``key`` names what is scored, so equal items share one cache entry."""
+
+    key: str
+    prefix: int
+    context: tuple[int, ...]
+    target: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ResponseTokens:
+    """A response's text, token ids and each token's start offset in the text (``starts[0] == 0``)."""
+
+    text: str
+    ids: tuple[int, ...]
+    starts: tuple[int, ...]
+
+    @classmethod
+    def from_text(cls, lm: LanguageModel, text: str) -> ResponseTokens:
+        encoding = lm.encode_with_offsets(text)
+        return cls(text, tuple(encoding.ids), tuple(encoding.starts))
+
+    @classmethod
+    def from_ids(cls, lm: LanguageModel, ids: list[int] | tuple[int, ...]) -> ResponseTokens:
+        """Sampled ids as they are (never re-tokenised): offsets from decoding each prefix."""
+        ids = tuple(ids)
+        starts = tuple(len(lm.decode(list(ids[:i]))) for i in range(len(ids)))
+        return cls(lm.decode(list(ids)), ids, starts)
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.ids)
+
+    def region_tokens(self, scope: Scope) -> int:
+        """Number of tokens in the segmented region: those that start before its end offset (at least 1)."""
+        end = reasoning_end(self.text, scope)
+        if end >= len(self.text):
+            return self.n_tokens
+        return max(bisect.bisect_right(self.starts, end) - 1, 1)
+
+    def prefix_text(self, tokens: int) -> str:
+        """The text of the first ``tokens`` tokens (a state's reasoning so far)."""
+        return self.text if tokens >= self.n_tokens else self.text[: self.starts[tokens]]
+
+    def region_text(self, scope: Scope) -> str:
+        return self.prefix_text(self.region_tokens(scope))
+
+    def segmenter_input(
+        self,
+        scope: Scope,
+        entropies: np.ndarray | None,
+        step_spans: tuple[tuple[int, int], ...] | None = None,
+    ) -> SegmenterInput:
+        """The region as every segmenter sees it; ``entropies=None`` gives zeros (text-only candidate cuts)."""
+        tokens = self.region_tokens(scope)
+        values = np.zeros(tokens) if entropies is None else np.asarray(entropies, dtype=float)[:tokens]
+        return SegmenterInput(self.region_text(scope), self.starts[:tokens], values, step_spans)
+
+
+@dataclass(frozen=True)
+class ScoringSubject:
+    """What an estimator reads to decide what to score: the trace (question, references, outcome) and its
+    response tokens. ``TraceContext`` is one; the trainer builds one per rollout."""
+
+    trace: Trace
+    response: ResponseTokens
+
+    def region_text(self, scope: Scope) -> str:
+        return self.response.region_text(scope)
+
+
+def item_key(context: str, target: str) -> str:
+    return content_key(context, target)
+
+
+def plan_items(
+    estimator: ValueEstimator,
+    subject: ScoringSubject,
+    series: list[ScoreSeries],
+    prefixes: list[int],
+    encode,
+) -> dict[str, list[ScoreItem]]:
+    """Per series name, one item per prefix (in the order given). A per-state series asks the estimator for
+    its target after each prefix (``state_target``); ``encode`` maps text to token ids (memoised by callers)."""
+    plan: dict[str, list[ScoreItem]] = {}
+    for s in series:
+        items = []
+        for prefix in prefixes:
+            target = estimator.state_target(s, subject, prefix) if s.per_state else s.target
+            items.append(ScoreItem(item_key(s.context, target), prefix, encode(s.context), encode(target)))
+        plan[s.name] = items
+    return plan
+

@@ -1,0 +1,56 @@
+"""v-hat's remaining-reference proposal (METHOD.md §3.2, revision 3): which part of P* is scored after a prefix."""
+
+from __future__ import annotations
+
+import numpy as np
+from toy import ToyLanguageModel
+
+from rredcot_viz.engine import AnalysisConfig, Analyzer
+from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators.rredcot import reference_steps, remaining_path
+from rredcot_viz.segmenters import segmenters
+from rredcot_viz.traces.trace import Trace
+
+PATH = "Step 3 + 4 = 7.\nThen 7 - 2 = 5.\nSo \\boxed{5}"
+QUESTION = "Ann has 3, buys 4 and gives 2."
+
+
+def test_reference_steps_are_lines_or_sentences():
+    assert [PATH[a:b] for a, b in reference_steps(PATH)] == ["Step 3 + 4 = 7.\n", "Then 7 - 2 = 5.\n", "So \\boxed{5}"]
+    one_line = "First 2 + 2 = 4. Then 4 * 3 = 12. So 12."
+    assert [one_line[a:b] for a, b in reference_steps(one_line)] == ["First 2 + 2 = 4. ", "Then 4 * 3 = 12. ", "So 12."]
+
+
+def test_remaining_path_follows_the_numbers_the_prefix_states():
+    assert remaining_path(PATH, QUESTION, "") == PATH  # nothing reached: the whole path
+    assert remaining_path(PATH, QUESTION, "I add: 3 + 4 = 7.") == "Then 7 - 2 = 5.\nSo \\boxed{5}"
+    assert remaining_path(PATH, QUESTION, "7, then 5") == "So \\boxed{5}"  # the answer step always remains
+    assert remaining_path(PATH, QUESTION, "3 + 4 = 8") == PATH  # a wrong result reaches nothing
+    assert remaining_path(PATH, QUESTION, "5 is left") == "So \\boxed{5}"  # the last step reached wins
+
+
+def rule(context: str) -> dict[str, float]:
+    """After the separator '#': once the prefix states 7, each next char of the remaining path has probability
+    0.6, before that each next char of the whole path 0.2; any other text gets the uniform rest (~0.003), so
+    v-hat shows which path the engine scored."""
+    response = context.split(" A ", 1)[1] if " A " in context else ""
+    if "#" not in response:
+        return {}
+    prefix, path = response.split("#", 1)
+    target, p = ("Then 7 - 2 = 5.\nSo \\boxed{5}", 0.6) if "7" in prefix else (PATH, 0.2)
+    return {target[len(path)]: p} if len(path) < len(target) and target.startswith(path) else {}
+
+
+def test_the_engine_scores_the_remaining_path_at_each_state():
+    trace = Trace(QUESTION, "3 + 4 = 7.\nok\nok\nThe answer is 5.", reference_answer="5", reference_solution=PATH)
+    analyzer = Analyzer(ToyLanguageModel(rule), AnalysisConfig())
+    options = {"trigger": "=", "path_separator": "#"}
+    remaining = analyzer.analyze(trace, segmenters.get("line")(), estimators.get("continue_only")(**options))
+    # s_1 (nothing stated) scores the whole path, s_2 and s_3 (after "= 7") the rest; s_4 is the outcome
+    np.testing.assert_allclose(remaining.values.values, [0.2, 0.6, 0.6, 1.0], atol=1e-12)
+    whole = analyzer.analyze(
+        trace, segmenters.get("line")(), estimators.get("continue_only")(path_proposal="whole", **options)
+    )
+    # the whole path after "= 7" is text the rule does not favour: each char gets the uniform rest
+    rest = (1 - 0.6) / 127
+    np.testing.assert_allclose(whole.values.values, [0.2, rest, rest, 1.0], atol=1e-12)
