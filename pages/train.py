@@ -8,6 +8,7 @@ import streamlit as st
 
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators.coupling import COUPLING_MODES
 from rredcot_viz.figures import advantage_rows, training_curves, value_curves
 from rredcot_viz.figures.training import METRIC_TITLES
 from rredcot_viz.segmenters import segmenters
@@ -62,7 +63,12 @@ with st.expander("New run", expanded=True):
         loss = middle[2].selectbox("Loss", ["reinforce", "ppo_clip"])
         kl_beta = middle[3].number_input("KL to the start (beta)", 0.0, 1.0, 0.0, step=0.01)
         bottom = st.columns(4)
-        coupling = bottom[0].selectbox("Coupling (rredcot)", ["a", "b", "c"], help="METHOD.md §8: a, b or c")
+        coupling = bottom[0].selectbox(
+            "Coupling (rredcot)",
+            list(COUPLING_MODES),
+            help="METHOD.md §5: value_baseline (default: Q-hat as a critic; never pushes a correct rollout's "
+            "tokens down) or a / b / c (a and b can, with a weak estimator)",
+        )
         coupling_lambda = bottom[1].slider("lambda (rredcot)", 0.0, 1.0, 1.0)
         segments = bottom[2].number_input("Segments per rollout", 1, 12, 4)
         lora_rank = bottom[3].select_slider("LoRA rank", [4, 8, 16, 32, 64], value=16)

@@ -3,7 +3,14 @@
 All three couplings are design choices (the paper does not publish its own); every token of segment k of
 rollout i receives A_{i,k}:
 
-- mode ``a`` (default, RUDDER-faithful): sigma normalised over all segments of all rollouts of the prompt;
+- mode ``value_baseline`` (default since the 2026-12-03 revision): policy gradient with Q-hat as a critic;
+  the state value before segment k is the group's mean reward moved by the rollout's estimated gain so far
+  (under ``exact_sum`` that gain is the cumulative sigma), clipped to [0, 1], and advantages are GAE over
+  segments (``gae_lambda`` 1: (R_i - V_{i,k}) / std). A constant estimator gives GRPO exactly, and a correct
+  rollout's tokens are never pushed down (a failed one's never up);
+- mode ``a`` (RUDDER-faithful, was the default): sigma normalised over all segments of all rollouts of the
+  prompt; with an estimator that barely moves before the answer it gives a correct rollout's working
+  tokens negative advantages (measured -0.35), so it breaks both invariants above;
 - mode ``b``: reward-to-go of the normalised sigma (DeepSeekMath's process-supervision recipe);
 - mode ``c``: the GRPO advantage re-weighted per segment by |sigma| / mean |sigma| of its rollout.
 
@@ -21,7 +28,8 @@ import numpy as np
 
 from rredcot_viz.errors import ConfigError
 
-CouplingMode = Literal["a", "b", "c"]
+CouplingMode = Literal["value_baseline", "a", "b", "c"]
+COUPLING_MODES = ("value_baseline", "a", "b", "c")
 StdMode = Literal["population", "trl", "unbiased"]
 ZERO_STD = 1e-8
 
@@ -53,11 +61,12 @@ def uniform_credit(outcome: float, k: int) -> np.ndarray:
 def segment_advantages(
     sigmas: list[np.ndarray],
     rewards: np.ndarray,
-    mode: CouplingMode = "a",
+    mode: CouplingMode = "value_baseline",
     lam: float = 1.0,
     std: StdMode = "population",
+    gae_lambda: float = 1.0,
 ) -> list[np.ndarray]:
-    """Per-segment advantages A_{i,k} for each rollout i of one prompt."""
+    """Per-segment advantages A_{i,k} for each rollout i of one prompt (``sigmas`` under ``exact_sum``)."""
     if len(sigmas) != len(rewards):
         raise ConfigError(f"{len(sigmas)} sigma vectors for {len(rewards)} rewards; pass one per rollout")
     if not 0.0 <= lam <= 1.0:
@@ -71,10 +80,13 @@ def segment_advantages(
             return np.zeros_like(sigma)
         return (sigma - mean) / (spread + ZERO_STD)
 
+    rewards = np.asarray(rewards, dtype=float)
     result = []
-    for sigma, grpo_i in zip(sigmas, grpo, strict=True):
+    for sigma, grpo_i, reward in zip(sigmas, grpo, rewards, strict=True):
         sigma = np.asarray(sigma, dtype=float)
-        if mode == "a":
+        if mode == "value_baseline":
+            redistributed = value_baseline(sigma, reward, rewards, gae_lambda)
+        elif mode == "a":
             redistributed = normalised(sigma)
         elif mode == "b":
             redistributed = np.cumsum(normalised(sigma)[::-1])[::-1]
@@ -84,9 +96,27 @@ def segment_advantages(
             weights = np.ones_like(sigma) if scale < ZERO_STD else magnitude / (scale + ZERO_STD)
             redistributed = weights * grpo_i
         else:
-            raise ConfigError(f"coupling mode must be a, b or c, got {mode!r}")
+            raise ConfigError(f"coupling mode must be one of {', '.join(COUPLING_MODES)}, got {mode!r}")
         result.append(lam * redistributed + (1.0 - lam) * grpo_i)
     return result
+
+
+def value_baseline(sigma: np.ndarray, reward: float, rewards: np.ndarray, gae_lambda: float = 1.0) -> np.ndarray:
+    """METHOD.md §5 ``value_baseline``: V_k = clip(mean R + (Q_k - Q_1), 0, 1) with Q_k - Q_1 the cumulative
+    sigma before segment k, V_{K+1} = R_i, one-step advantages delta_j = V_{j+1} - V_j, and GAE over segments
+    scaled by the group's reward std (all zero for a zero-variance group)."""
+    spread = float(np.std(rewards))
+    if len(rewards) < 2 or spread < ZERO_STD:
+        return np.zeros_like(sigma)
+    gain = np.concatenate([[0.0], np.cumsum(sigma)[:-1]])  # Q_k - Q_1 for k = 1..K
+    values = np.append(np.clip(float(np.mean(rewards)) + gain, 0.0, 1.0), reward)
+    deltas = np.diff(values)
+    advantages = np.zeros_like(deltas)
+    running = 0.0
+    for j in range(len(deltas) - 1, -1, -1):
+        running = deltas[j] + gae_lambda * running
+        advantages[j] = running
+    return advantages / spread  # spread >= ZERO_STD here; the same divisor as GRPO, so a flat Q-hat is GRPO exactly
 
 
 def token_advantages(
@@ -94,7 +124,7 @@ def token_advantages(
     token_spans: list[tuple[int, int]],
     n_tokens: int,
     grpo_advantage: float,
-    mode: CouplingMode = "a",
+    mode: CouplingMode = "value_baseline",
 ) -> np.ndarray:
     """Spread one rollout's segment advantages over its ``n_tokens`` response tokens.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from rredcot_viz.errors import ConfigError
+from rredcot_viz.estimators.coupling import COUPLING_MODES
 
 LAYOUTS = ("1x4", "2x4", "1x8")
 LOSSES = ("reinforce", "ppo_clip")
@@ -31,8 +32,9 @@ class TrainConfig:
     top_p: float = 0.95
     max_new_tokens: int = 48
     # RREDCoT credit
-    coupling: str = "a"
+    coupling: str = "value_baseline"  # METHOD.md §5 revision: Q-hat as a critic; a / b / c stay available
     coupling_lambda: float = 1.0
+    gae_lambda: float = 1.0  # value_baseline: 1 keeps sign consistency with the outcome, < 1 sharpens credit
     segments: int = 4
     credit_scope: str = "whole"  # short completions: the answer line is a segment too ("reasoning" leaves it out)
     estimator: str = "rredcot"
@@ -56,8 +58,10 @@ class TrainConfig:
             raise ConfigError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if self.steps < 1 or self.prompts_per_step < 1 or self.group_size < 2:
             raise ConfigError("steps and prompts_per_step must be >= 1 and group_size >= 2 (a group needs a baseline)")
-        if self.coupling not in ("a", "b", "c") or not 0 <= self.coupling_lambda <= 1:
-            raise ConfigError("coupling must be a, b or c and coupling_lambda in [0, 1]")
+        if self.coupling not in COUPLING_MODES or not 0 <= self.coupling_lambda <= 1:
+            raise ConfigError(f"coupling must be one of {', '.join(COUPLING_MODES)} and coupling_lambda in [0, 1]")
+        if not 0 <= self.gae_lambda <= 1:
+            raise ConfigError(f"gae_lambda must be in [0, 1], got {self.gae_lambda}")
         if self.learning_rate <= 0 or self.lora_rank < 1:
             raise ConfigError("learning_rate must be > 0 and lora_rank >= 1")
 

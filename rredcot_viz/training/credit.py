@@ -119,9 +119,11 @@ def group_sigmas(
 
 
 def couple_group(rollouts: list[TrainRollout], sigmas: list[np.ndarray], config: TrainConfig) -> None:
-    """Set each rollout's per-segment and per-token advantages from the group's sigmas (coupling a/b/c, lambda)."""
+    """Set each rollout's per-segment and per-token advantages from the group's sigmas (coupling mode, lambdas)."""
     rewards = np.array([r.reward for r in rollouts])
-    per_segment = segment_advantages(sigmas, rewards, config.coupling, config.coupling_lambda)
+    per_segment = segment_advantages(
+        sigmas, rewards, config.coupling, config.coupling_lambda, gae_lambda=config.gae_lambda
+    )
     for rollout, advantages, baseline in zip(rollouts, per_segment, grpo_advantages(rewards), strict=True):
         rollout.segment_advantages = [float(a) for a in advantages]
         rollout.token_advantages = token_advantages(
