@@ -3,48 +3,126 @@
 
 A job's function receives the ``Job`` and reports through ``job.progress(done, total)``, which raises
 ``Cancelled`` once cancellation was requested, so every long loop is cancellable at its next report.
+
+Jobs are recorded in the store (when the manager has one), not in a browser session: every tab lists the
+same jobs, and a job that was running when the process died shows as ``interrupted`` after a restart.
+Workers are daemon threads and the manager cancels its jobs at interpreter exit, so SIGTERM / Ctrl-C stop
+the app within a few seconds instead of waiting for a job to finish.
+
+Each job's cost is its own: model calls are credited to the thread that makes them (``cost_scope``), so
+two jobs, or a job and a page, sharing one model never see each other's tokens.
 """
 
 from __future__ import annotations
 
+import atexit
+import logging
+import os
+import queue
 import threading
 import time
-import traceback
 import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rredcot_viz.errors import RredcotError
+from rredcot_viz.model.lm import CallCost, CostMeter
+
+if TYPE_CHECKING:
+    from rredcot_viz.model.lm import LanguageModel
+    from rredcot_viz.store import Store
+
+LOGGER = logging.getLogger(__name__)
+ACTIVE = ("queued", "running")
+PERSIST_EVERY_S = 0.5  # progress reports reach the store at most this often (status changes always do)
 
 
 class Cancelled(RredcotError):
-    """The job was cancelled by the user."""
+    """The job was cancelled by the user (or the app is stopping)."""
 
 
+# ---------------------------------------------------------------------------------------------- cost
+@dataclass
+class CostScope:
+    """The cost of the model calls one thread made inside a ``cost_scope`` block."""
+
+    cost: CallCost = field(default_factory=CallCost)
+
+
+_open_scopes = threading.local()
+
+
+class _ThreadCreditingMeter(CostMeter):
+    """A model's running totals that also credit each call to the calling thread's open scopes."""
+
+    def record(self, operation: str, cost: CallCost) -> None:
+        super().record(operation, cost)
+        for scope in getattr(_open_scopes, "stack", ()):
+            scope.cost = scope.cost + cost
+
+
+def credit_calls_to_threads(lm: LanguageModel) -> None:
+    """Make ``lm`` credit every call to the calling thread's ``cost_scope`` (its totals are kept)."""
+    with lm.lock:  # model calls record under this lock: no record is lost while the meter is swapped
+        if not isinstance(lm.meter, _ThreadCreditingMeter):
+            old = lm.meter
+            lm.meter = _ThreadCreditingMeter(old.total, old.history, old.keep)
+
+
+@contextmanager
+def cost_scope(*models: LanguageModel) -> Iterator[CostScope]:
+    """Collect the cost of the model calls this thread makes inside the block: a per-computation cost, where
+    ``lm.meter.total`` differences would include other sessions' and jobs' calls made at the same time.
+
+    >>> with cost_scope() as spent:
+    ...     pass
+    >>> spent.cost.calls
+    0
+    """
+    for lm in models:
+        credit_calls_to_threads(lm)
+    scope = CostScope()
+    stack = getattr(_open_scopes, "stack", None)
+    if stack is None:
+        stack = _open_scopes.stack = []
+    stack.append(scope)
+    try:
+        yield scope
+    finally:
+        stack.remove(scope)
+
+
+# ---------------------------------------------------------------------------------------------- jobs
 @dataclass
 class Job:
     label: str
+    kind: str = "job"  # mc, dataset, train, ...: what the jobs list groups and names
+    key: str | None = None  # what the job computes, so any tab can find the job for its settings
+    unit: str = "steps"  # what done/total count
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    status: str = "queued"  # queued | running | done | failed | cancelled
+    status: str = "queued"  # queued | running | done | failed | cancelled | interrupted
     done: int = 0
     total: int = 0
     message: str = ""
-    cost: dict[str, float] = field(default_factory=dict)
     result: Any = None
     error: str | None = None
+    created: float = field(default_factory=time.time)
     started: float | None = None
     finished: float | None = None
+    stored_cost: dict[str, float] = field(default_factory=dict)  # a job read back from the store
+    _scope: CostScope | None = field(default=None, repr=False)
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _on_change: Callable[[Job, bool], None] | None = field(default=None, repr=False)
 
     @property
     def fraction(self) -> float:
-        return self.done / self.total if self.total else 0.0
+        return min(self.done / self.total, 1.0) if self.total else 0.0
 
     @property
     def active(self) -> bool:
-        return self.status in ("queued", "running")
+        return self.status in ACTIVE
 
     @property
     def elapsed(self) -> float:
@@ -52,60 +130,223 @@ class Job:
             return 0.0
         return (self.finished or time.time()) - self.started
 
+    @property
+    def cost(self) -> dict[str, float]:
+        """This job's own model cost so far (calls, tokens, seconds)."""
+        return self._scope.cost.as_dict() if self._scope is not None else dict(self.stored_cost)
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel.is_set()
+
     def progress(self, done: int, total: int, message: str | None = None) -> None:
         if self._cancel.is_set():
             raise Cancelled(f"{self.label} was cancelled")
         self.done, self.total = done, total
         if message is not None:
             self.message = message
+        self._changed(force=False)
 
     def cancel(self) -> None:
         self._cancel.set()
         if self.status == "queued":
-            self.status = "cancelled"
+            self.status, self.finished = "cancelled", time.time()
+        self._changed(force=True)
+
+    def _changed(self, force: bool) -> None:
+        if self._on_change is not None:
+            self._on_change(self, force)
 
 
 class JobManager:
-    """Runs jobs on a small thread pool (one worker by default: a CPU has no room for two model jobs)."""
+    """Runs jobs on daemon worker threads (one by default: a CPU has no room for two model jobs), recording
+    them in ``store`` when given one."""
 
-    def __init__(self, workers: int = 1):
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rredcot-job")
+    def __init__(self, workers: int = 1, store: Store | None = None, stop_timeout: float = 3.0):
+        self.store = store
+        self.stop_timeout = stop_timeout
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
+        self._queue: queue.Queue[tuple[Job, Callable[[Job], Any]] | None] = queue.Queue()
+        self._persisted: dict[str, float] = {}
+        self._write_lock = threading.Lock()  # DuckDB reports a conflict when two threads replace one row at once
+        self._stopping = False
+        if store is not None:
+            store.interrupt_jobs(os.getpid())  # a job recorded as running by a dead process never ends
+        self._workers = [
+            threading.Thread(target=self._work, name=f"rredcot-job-{i}", daemon=True) for i in range(workers)
+        ]
+        for worker in self._workers:
+            worker.start()
+        atexit.register(self.shutdown)
 
-    def submit(self, label: str, function: Callable[[Job], Any]) -> Job:
-        job = Job(label)
+    # ------------------------------------------------------------------ submitting and running
+    def submit(
+        self,
+        label: str,
+        function: Callable[[Job], Any],
+        *,
+        kind: str = "job",
+        key: str | None = None,
+        unit: str = "steps",
+        total: int = 0,
+    ) -> Job:
+        """Queue ``function(job)``; ``total`` (when known) makes the progress count real units from the start."""
+        if self._stopping:
+            raise RredcotError("the app is stopping; start the job again after a restart")
+        job = Job(label, kind=kind, key=key, unit=unit, total=total, _on_change=self._persist)
         with self._lock:
             self._jobs[job.id] = job
-        self._pool.submit(self._run, job, function)
+        self._persist(job, force=True)
+        self._queue.put((job, function))
         return job
 
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            self._run(*item)
+
     def _run(self, job: Job, function: Callable[[Job], Any]) -> None:
-        if job.status == "cancelled":
+        if job.status != "queued":
             return
         job.status, job.started = "running", time.time()
+        self._persist(job, force=True)
         try:
-            job.result = function(job)
+            with cost_scope() as job._scope:
+                job.result = function(job)
             job.status = "done"
         except Cancelled:
             job.status = "cancelled"
+            if self._stopping:
+                job.message = "cancelled because the app stopped"
         except RredcotError as error:
             job.status, job.error = "failed", str(error)
-        except Exception as error:  # a background thread must never die silently
-            job.status = "failed"
-            job.error = f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=3)}"
+        except Exception as error:  # a background thread must never die silently; the log has the traceback
+            LOGGER.exception("job %s (%s) failed", job.id, job.label)
+            job.status, job.error = "failed", f"{job.label} failed unexpectedly: {type(error).__name__}: {error}"
         finally:
             job.finished = time.time()
+            self._persist(job, force=True)
 
+    def _persist(self, job: Job, force: bool) -> None:
+        if self.store is None:
+            return
+        now = time.time()
+        if not force and now - self._persisted.get(job.id, 0.0) < PERSIST_EVERY_S:
+            return
+        self._persisted[job.id] = now
+        try:
+            with self._write_lock:
+                self.store.put_job(job_row(job))
+        except Exception:  # a store hiccup must not kill the job; the next report retries
+            LOGGER.exception("could not record job %s in the store", job.id)
+
+    # ------------------------------------------------------------------ looking jobs up
     def get(self, job_id: str) -> Job | None:
-        return self._jobs.get(job_id)
+        """A job of this process, or one recorded in the store by an earlier one."""
+        if job_id in self._jobs:
+            return self._jobs[job_id]
+        if self.store is not None and job_id:
+            row = self.store.job(job_id)
+            return job_from_row(row) if row else None
+        return None
 
-    def jobs(self) -> list[Job]:
+    def latest(self, key: str) -> Job | None:
+        """The newest job computing ``key`` (so a new tab finds the job another tab started)."""
         with self._lock:
-            return list(self._jobs.values())
+            mine = [job for job in self._jobs.values() if job.key == key]
+        if mine:
+            return max(mine, key=lambda job: job.created)
+        rows = self.store.jobs(key=key, limit=1) if self.store is not None else []
+        return job_from_row(rows[0]) if rows else None
+
+    def jobs(self, limit: int = 50) -> list[Job]:
+        """Jobs newest first: this process's live objects, then what the store recorded before."""
+        with self._lock:
+            live = dict(self._jobs)
+        stored = [job_from_row(row) for row in self.store.jobs(limit=limit)] if self.store is not None else []
+        merged = {**{job.id: job for job in stored}, **live}
+        return sorted(merged.values(), key=lambda job: job.created, reverse=True)[:limit]
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a job of this process; False if it is not running here (ended, or from another process)."""
+        job = self._jobs.get(job_id)
+        if job is None or not job.active:
+            return False
+        job.cancel()
+        return True
 
     def wait(self, job: Job, timeout: float = 60.0) -> Job:
         deadline = time.time() + timeout
         while job.active and time.time() < deadline:
             time.sleep(0.02)
         return job
+
+    # ------------------------------------------------------------------ stopping
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Cancel every job and wait up to ``timeout`` s for them to stop at their next progress report; a job
+        still inside a long model call after that is recorded as cancelled and abandoned (daemon thread)."""
+        if self._stopping:
+            return
+        self._stopping = True
+        timeout = self.stop_timeout if timeout is None else timeout
+        with self._lock:
+            active = [job for job in self._jobs.values() if job.active]
+        for job in active:
+            job.cancel()
+        deadline = time.time() + timeout
+        while any(job.active for job in active) and time.time() < deadline:
+            time.sleep(0.05)
+        for job in active:
+            if job.active:
+                job.status, job.finished = "cancelled", time.time()
+                job.message = "cancelled because the app stopped (inside a model call)"
+                self._persist(job, force=True)
+        for _ in self._workers:
+            self._queue.put(None)
+
+
+def job_row(job: Job) -> dict[str, Any]:
+    """The store's record of a job (its result only when it is a plain value such as a run id)."""
+    plain = job.result if isinstance(job.result, str | int | float) else None
+    return {
+        "job_id": job.id,
+        "kind": job.kind,
+        "job_key": job.key,
+        "label": job.label,
+        "status": job.status,
+        "done": job.done,
+        "total": job.total,
+        "unit": job.unit,
+        "message": job.message,
+        "error": job.error,
+        "result": None if plain is None else str(plain),
+        "cost": job.cost,
+        "pid": os.getpid(),
+        "created_at": job.created,
+        "started_at": job.started,
+        "finished_at": job.finished,
+    }
+
+
+def job_from_row(row: dict[str, Any]) -> Job:
+    """A read-only ``Job`` from the store (cancelling it does nothing: it runs in no thread here)."""
+    return Job(
+        row["label"],
+        kind=row["kind"],
+        key=row["job_key"],
+        unit=row["unit"],
+        id=row["job_id"],
+        status=row["status"],
+        done=int(row["done"]),
+        total=int(row["total"]),
+        message=row["message"] or "",
+        result=row["result"],
+        error=row["error"],
+        created=float(row["created_at"]),
+        started=row["started_at"],
+        finished=row["finished_at"],
+        stored_cost=dict(row["cost"] or {}),
+    )

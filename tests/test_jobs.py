@@ -25,8 +25,11 @@ def test_progress_result_and_errors():
     failed = jobs.wait(jobs.submit("fails", fails))
     assert failed.status == "failed" and failed.error == "the trace has no reference answer"
     crashed = jobs.wait(jobs.submit("crash", lambda job: 1 / 0))
-    assert crashed.status == "failed" and crashed.error.startswith("ZeroDivisionError")
-    assert [j.label for j in jobs.jobs()] == ["count", "fails", "crash"]
+    assert (
+        crashed.status == "failed" and crashed.error == "crash failed unexpectedly: ZeroDivisionError: division by zero"
+    )
+    assert "Traceback" not in crashed.error  # the log has it; the page shows a message
+    assert [j.label for j in jobs.jobs()] == ["crash", "fails", "count"]  # newest first
 
 
 def test_cancel_stops_at_the_next_progress_report():
@@ -47,3 +50,134 @@ def test_cancel_stops_at_the_next_progress_report():
     release.set()
     jobs.wait(job)
     assert job.status == "cancelled" and reports == []
+
+
+def test_jobs_live_in_the_store_and_any_manager_lists_them(tmp_path):
+    from rredcot_viz.store import Store
+
+    store = Store(tmp_path / "store.duckdb")
+    jobs = JobManager(store=store)
+
+    def work(job):
+        for i in range(4):
+            job.progress(i + 1, 4, "states sampled")
+        return "run-7"
+
+    job = jobs.wait(jobs.submit("mc for abc", work, kind="mc", key="mc:abc", unit="states", total=4))
+    row = store.job(job.id)
+    assert (row["status"], row["done"], row["total"], row["unit"], row["result"]) == ("done", 4, 4, "states", "run-7")
+    assert jobs.latest("mc:abc").id == job.id and jobs.latest("mc:other") is None
+    # a job recorded as running by a process that is gone shows as interrupted, never as running forever
+    store.put_job({**row, "job_id": "dead1", "status": "running", "pid": -1, "created_at": row["created_at"] + 1})
+    jobs.shutdown()
+    again = JobManager(store=store)
+    listed = {j.id: j for j in again.jobs()}
+    assert listed[job.id].status == "done" and listed[job.id].done == 4
+    assert listed["dead1"].status == "interrupted" and not listed["dead1"].active
+    assert again.get(job.id).result == "run-7" and not again.cancel(job.id)  # not running here
+    store.close()
+
+
+def test_progress_counts_real_units_from_the_start():
+    jobs = JobManager()
+    started, release = threading.Event(), threading.Event()
+
+    def work(job):
+        started.set()
+        release.wait(5)
+
+    job = jobs.submit("mc", work, unit="states", total=13)
+    started.wait(5)
+    assert (job.done, job.total, job.status) == (0, 13, "running")
+    release.set()
+    jobs.wait(job)
+
+
+def test_each_thread_gets_its_own_cost():
+    from rredcot_viz.jobs import cost_scope, credit_calls_to_threads
+    from rredcot_viz.model.lm import CallCost, CostMeter
+
+    class FakeModel:  # what cost_scope needs of a LanguageModel: a lock and a meter
+        def __init__(self):
+            self.lock = threading.RLock()
+            self.meter = CostMeter()
+
+        def call(self, tokens):
+            with self.lock:
+                self.meter.record("score", CallCost(calls=1, tokens_processed=tokens))
+
+    lm = FakeModel()
+    lm.call(5)  # before crediting: kept in the running total
+    credit_calls_to_threads(lm)
+    other_done = threading.Event()
+
+    def other_thread():
+        with cost_scope() as theirs:
+            lm.call(1000)
+        assert theirs.cost.tokens_processed == 1000
+        other_done.set()
+
+    with cost_scope(lm) as mine:
+        lm.call(7)
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+        lm.call(3)
+    assert other_done.is_set()
+    assert (mine.cost.calls, mine.cost.tokens_processed) == (2, 10)  # not the other thread's 1000
+    assert lm.meter.total.tokens_processed == 1015
+
+
+STOPPING_APP = """
+import signal, sys, threading, time
+from rredcot_viz.jobs import JobManager
+from rredcot_viz.store import Store
+from rredcot_viz.traces.io import sample_traces
+
+store = Store(sys.argv[1])
+store.put_traces(sample_traces(), "samples")
+jobs = JobManager(store=store, stop_timeout=2.0)
+
+def slow(job):
+    job.progress(0, 100)
+    while True:  # a model call that never reports: only the exit path can end the process
+        time.sleep(0.05)
+
+def cancellable(job):
+    for i in range(10_000):
+        job.progress(i, 10_000)
+        time.sleep(0.05)
+
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # what Streamlit's handler amounts to: a normal exit
+first = jobs.submit("stuck", slow)
+second = jobs.submit("queued behind it", cancellable)
+while first.status != "running":
+    time.sleep(0.01)
+print("ready", first.id, second.id, flush=True)
+while True:
+    time.sleep(0.1)
+"""
+
+
+def test_sigterm_stops_within_seconds_and_leaves_the_store_intact(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from rredcot_viz.store import Store
+    from rredcot_viz.traces.io import sample_traces
+
+    path = tmp_path / "store.duckdb"
+    process = subprocess.Popen([sys.executable, "-c", STOPPING_APP, str(path)], stdout=subprocess.PIPE, text=True)
+    ready = process.stdout.readline().split()
+    assert ready[0] == "ready"
+    started = time.time()
+    process.terminate()
+    assert process.wait(timeout=15) == 0
+    assert time.time() - started < 6  # 2 s grace for the stuck job, then exit
+    store = Store(path)  # opens: no lock left behind, schema intact
+    stuck, queued = store.job(ready[1]), store.job(ready[2])
+    assert stuck["status"] == "cancelled" and "app stopped" in stuck["message"]
+    assert queued["status"] == "cancelled"
+    assert store.collections() == {"samples": len(sample_traces())}
+    store.close()

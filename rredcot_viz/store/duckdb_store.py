@@ -26,7 +26,7 @@ from rredcot_viz.model.lm import TokenStats
 from rredcot_viz.paths import data_dir
 from rredcot_viz.traces.trace import Trace
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Each migration brings the schema from version i to i + 1; append, never edit a released one.
 MIGRATIONS: list[list[str]] = [
@@ -60,7 +60,31 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TABLE train_rollouts (
             run_id VARCHAR, step INTEGER, idx INTEGER, payload JSON, PRIMARY KEY (run_id, step, idx))""",
     ],
+    [
+        """CREATE TABLE jobs (
+            job_id VARCHAR PRIMARY KEY, kind VARCHAR, job_key VARCHAR, label VARCHAR, status VARCHAR, done BIGINT,
+            total BIGINT, unit VARCHAR, message VARCHAR, error VARCHAR, result VARCHAR, cost JSON, pid INTEGER,
+            created_at DOUBLE, started_at DOUBLE, finished_at DOUBLE, updated_at DOUBLE)""",
+    ],
 ]
+JOB_COLUMNS = (
+    "job_id",
+    "kind",
+    "job_key",
+    "label",
+    "status",
+    "done",
+    "total",
+    "unit",
+    "message",
+    "error",
+    "result",
+    "cost",
+    "pid",
+    "created_at",
+    "started_at",
+    "finished_at",
+)
 EXPORT_FORMATS = ("parquet", "csv", "jsonl")
 
 
@@ -333,6 +357,51 @@ class Store:
                 "SELECT DISTINCT step FROM train_rollouts WHERE run_id = ? ORDER BY step", [run_id]
             ).fetchall()
         return [int(r[0]) for r in rows]
+
+    # ------------------------------------------------------------------ background jobs (rredcot_viz.jobs)
+    def put_job(self, row: dict[str, Any]) -> None:
+        """Record a job's state (the whole row: a job's thread is its only writer)."""
+        values = [json.dumps(row["cost"]) if name == "cost" else row[name] for name in JOB_COLUMNS]
+        marks = ", ".join("?" for _ in range(len(JOB_COLUMNS) + 1))
+        with self.cursor() as cur:
+            cur.execute(
+                f"INSERT OR REPLACE INTO jobs ({', '.join(JOB_COLUMNS)}, updated_at) VALUES ({marks})",
+                [*values, time.time()],
+            )
+
+    def job(self, job_id: str) -> dict[str, Any] | None:
+        rows = self._job_rows("WHERE job_id = ?", [job_id])
+        return rows[0] if rows else None
+
+    def jobs(self, key: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Recorded jobs, newest first (only those computing ``key`` when given)."""
+        where, params = ("WHERE job_key = ?", [key]) if key is not None else ("", [])
+        return self._job_rows(f"{where} ORDER BY created_at DESC LIMIT {int(limit)}", params)
+
+    def interrupt_jobs(self, alive_pid: int) -> int:
+        """Mark jobs left queued or running by another (dead) process as interrupted; returns how many.
+        DuckDB admits one process per file, so a job recorded by another pid cannot still be running."""
+        with self.cursor() as cur:
+            stale = cur.execute(
+                "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running') AND pid <> ?", [alive_pid]
+            ).fetchone()[0]
+            cur.execute(
+                "UPDATE jobs SET status = 'interrupted', message = 'the app stopped while this job ran', "
+                "finished_at = coalesce(finished_at, updated_at) WHERE status IN ('queued', 'running') AND pid <> ?",
+                [alive_pid],
+            )
+        return int(stale)
+
+    def _job_rows(self, clause: str, params: list[Any]) -> list[dict[str, Any]]:
+        with self.cursor() as cur:
+            rows = cur.execute(f"SELECT {', '.join(JOB_COLUMNS)} FROM jobs {clause}", params).fetchall()
+        return [
+            {
+                name: (json.loads(value) if name == "cost" and value else value)
+                for name, value in zip(JOB_COLUMNS, row, strict=True)
+            }
+            for row in rows
+        ]
 
     # ------------------------------------------------------------------ queries and exports
     def query(self, sql: str, params: list[Any] | None = None):
