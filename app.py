@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.ui import resources
+from rredcot_viz.ui import resources, widgets
 
 st.set_page_config(page_title="RREDCoT Explorer", layout="wide")
 
@@ -24,4 +24,6 @@ pages = [
     st.Page("pages/train.py", title="Train", icon="🏋️"),
     st.Page("pages/learn.py", title="Learn", icon="🎓"),
 ]
-st.navigation(pages).run()
+navigation = st.navigation(pages)
+widgets.jobs_panel()
+navigation.run()

@@ -6,16 +6,32 @@ import pandas as pd
 import streamlit as st
 
 from rredcot_viz.errors import RredcotError
+from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.coupling import uniform_credit
 from rredcot_viz.figures import credit_bars, trace_heatmap, value_curves
+from rredcot_viz.jobs import cost_scope
 from rredcot_viz.segmenters.hybrid import replay
 from rredcot_viz.ui import resources, widgets
 
-SHADES = {"sigma": "σ (redistributed reward)", "Q_hat": "Q̂ (value)", "R_hat": "R̂ (answer now)", "v_hat": "v̂ (continue)"}
+SHADES = {
+    "sigma": "σ: credit this segment earned (value after minus before)",
+    "Q_hat": "Q̂: estimated chance of ending right from here",
+    "R_hat": "R̂: chance of the right answer if it stopped here",
+    "v_hat": "v̂: how well the reference solution continues from here",
+}
 
 config = widgets.model_picker()
 trace = widgets.trace_picker()
 st.title("Inspect")
+with st.expander("What am I looking at?"):
+    st.markdown(
+        "A reasoning trace is cut into segments. For each point between segments the model estimates how likely "
+        "the trace is to end with the right answer from there (**Q̂**), from two parts: **R̂**, the chance it "
+        "would give the right answer if it stopped now, and **v̂**, how naturally the reference solution "
+        "continues from here. A segment's credit **σ** is how much it moved that estimate: green segments "
+        "raised it, red ones lowered it, and the credits add up to the outcome."
+    )
+    st.page_link("pages/learn.py", label="Learn the idea on a toy problem you control", icon="🎓")
 widgets.model_warning(config)
 if trace is None:
     st.stop()
@@ -26,27 +42,39 @@ col_a.metric("Trace answer", str(trace.answer))
 col_b.metric("Reference answer", str(trace.reference_answer))
 col_c.metric("Outcome R", {1.0: "1 (correct)", 0.0: "0 (wrong)"}.get(trace.outcome, "unknown"))
 
-segmenter = widgets.segmentation_controls("inspect", trace)
+text_input = widgets.trace_text_input(config, trace)
+segmenter = widgets.segmentation_controls("inspect", trace, text_input=text_input)
 estimator, analysis_config = widgets.estimator_controls("inspect")
+name, fallback_note = widgets.usable_estimator(estimator.name, trace)
+if fallback_note:
+    st.info(fallback_note)
+    estimator = estimators.get(name)(**{"aggregation": getattr(estimator.config, "aggregation", "mean_prob")})
 
+progress = None
 try:
     analyzer = resources.analyzer(config, analysis_config)
     context = analyzer.context(trace)
     first_time = not context.has_stats
-    progress = widgets.StreamlitProgress("Scoring every candidate boundary once (later settings are instant)")
-    result = analyzer.analyze(trace, segmenter, estimator, progress=progress)
+    progress = widgets.StreamlitProgress(
+        "Scoring the candidate boundaries once (K and the text-based segmenters are then instant)"
+    )
+    with cost_scope(analyzer.lm) as spent:  # this computation's own cost, not other tabs' or jobs'
+        result = analyzer.analyze(trace, segmenter, estimator, progress=progress)
     progress.close()
-except RredcotError as error:
-    st.error(str(error))
+except Exception as error:  # the page boundary: a message, never a traceback
+    if progress is not None:
+        progress.close()
+    st.error(str(error) if isinstance(error, RredcotError) else f"The analysis failed: {type(error).__name__}: {error}")
     st.stop()
 
 segments = result.segmentation.segments
 components = result.values.components
 state_values = {"Q_hat": result.values.values, **{k: v for k, v in components.items() if k in ("R_hat", "v_hat")}}
+cost = spent.cost
 calls = (
     "no model calls (from the cache)"
-    if result.model_calls == 0
-    else (f"{result.model_calls} model call: {result.cost.tokens_processed} tokens in {result.cost.seconds:.1f} s")
+    if cost.calls == 0
+    else (f"{cost.calls} model call: {cost.tokens_processed} tokens in {cost.seconds:.1f} s")
 )
 st.caption(f"K = {result.k} segments · {calls}" + ("" if not first_time else " · first analysis of this trace"))
 for note in result.warnings + result.values.notes:
@@ -82,7 +110,7 @@ if view == "Heatmap":
 else:
     for segment, score in zip(segments, scores, strict=True):
         colour = "green" if score > 0 else "red" if score < 0 else "gray"
-        st.markdown(f":{colour}-badge[{segment.index + 1} · {SHADES[shade].split()[0]} {score:+.3f}] {segment.text}")
+        st.markdown(f":{colour}-badge[{segment.index + 1} · {SHADES[shade].split(':')[0]} {score:+.3f}] {segment.text}")
 
 left, right = st.columns(2)
 curves = {name: values for name, values in state_values.items()}

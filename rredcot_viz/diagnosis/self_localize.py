@@ -84,8 +84,8 @@ def parse_localisation(reply: str, n: int, allow_none: bool = True) -> int:
         content = reply[start:end].strip()
         if re.fullmatch(r"[+-]?\d+", content):
             value = int(content)
-            if value == 0 and allow_none:
-                return 0
+            if value == 0:  # "no error"; in training it is clamped to step 1, the empty prefix (METHOD.md)
+                return 0 if allow_none else 1
             if 1 <= value <= n:
                 return value
     for match in reversed(list(re.finditer(r"[Ss]tep\s+(\d+)", reply))):

@@ -143,6 +143,4 @@ class TraceContext:
         plan = self.items(series, prefixes, estimator)
         self.ensure_items([item for row in plan.values() for item in row])
         by_prefix = {name: {item.prefix: item for item in row} for name, row in plan.items()}
-        return {
-            name: [self.cache.series(self.key, by_prefix[name][p].key)[p] for p in prefixes] for name in by_prefix
-        }
+        return {name: [self.cache.series(self.key, by_prefix[name][p].key)[p] for p in prefixes] for name in by_prefix}

@@ -125,4 +125,3 @@ def plan_items(
             items.append(ScoreItem(item_key(s.context, target), prefix, encode(s.context), encode(target)))
         plan[s.name] = items
     return plan
-

@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rredcot_viz.engine import AnalysisConfig, Analyzer, BoundaryCache
-from rredcot_viz.jobs import JobManager
+from rredcot_viz.jobs import JobManager, credit_calls_to_threads
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig, offline_environment
 from rredcot_viz.store import Store
@@ -25,7 +25,9 @@ def store() -> Store:
 @st.cache_resource(show_spinner="Loading the model (the first start converts the embedded GGUF, about a minute)...")
 def model(config: ModelConfig) -> LanguageModel:
     offline_environment(config.offline)
-    return LanguageModel.load(config)
+    lm = LanguageModel.load(config)
+    credit_calls_to_threads(lm)  # so each page and job can show its own cost (jobs.cost_scope)
+    return lm
 
 
 @st.cache_resource
@@ -40,7 +42,7 @@ def analyzer(config: ModelConfig, analysis: AnalysisConfig) -> Analyzer:
 
 @st.cache_resource
 def jobs() -> JobManager:
-    return JobManager(workers=1)
+    return JobManager(workers=1, store=store())  # in the store: every tab sees every job
 
 
 @st.cache_resource

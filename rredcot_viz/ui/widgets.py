@@ -13,14 +13,15 @@ import streamlit as st
 import torch
 
 from rredcot_viz.engine import AnalysisConfig
-from rredcot_viz.errors import RredcotError
+from rredcot_viz.errors import MissingReferenceError, RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.aggregation import CANDIDATE_NORMALIZED, aggregations
 from rredcot_viz.estimators.redistribution import VARIANTS
 from rredcot_viz.jobs import Job
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.loading import ModelConfig
-from rredcot_viz.segmenters import segmenters
+from rredcot_viz.segmenters import SegmenterInput, segmenters
+from rredcot_viz.segmenters.hybrid import HybridSegmenterConfig
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
@@ -139,8 +140,14 @@ def _paste_form() -> None:
     with st.sidebar.form("paste", clear_on_submit=False):
         question = st.text_area("Question", key="paste_question")
         cot = st.text_area("Reasoning and final answer", height=180, key="paste_cot")
-        reference = st.text_input("Reference answer", key="paste_reference")
-        solution = st.text_area("Reference solution (for v-hat, optional)", key="paste_solution")
+        reference = st.text_input(
+            "Reference answer (needed for any value: it decides the outcome R)", key="paste_reference"
+        )
+        solution = st.text_area(
+            "Reference solution (optional: the rredcot estimator needs it for v̂; without it the page uses "
+            "answer_only, R̂ alone)",
+            key="paste_solution",
+        )
         if st.form_submit_button("Add trace"):
             try:
                 trace = Trace(
@@ -194,8 +201,33 @@ def import_uploaded(name: str, data: bytes):
         os.unlink(handle.name)
 
 
-def segmentation_controls(prefix: str, trace: Trace, default: str = "hybrid"):
-    """Segmenter, K and merge score; returns the configured segmenter."""
+def trace_text_input(config: ModelConfig, trace: Trace) -> SegmenterInput:
+    """The trace's reasoning tokens (tokenizer only, no model call), so K can be bounded by its pieces; a trace
+    the tokenizer cannot take stops the page with the reason."""
+    try:
+        context = resources.analyzer(config, AnalysisConfig()).context(trace)
+        return context.segmenter_input("reasoning", with_entropies=False)
+    except RredcotError as error:
+        st.error(str(error))
+        st.stop()
+
+
+COMMON_DELIMITERS = ("</thought>", " ки", "\n\n", "\n", ". ")  # tried in order for the delimiter default
+
+
+def _follow_default(key: str, default: object) -> None:
+    """Let an untouched widget follow a default that depends on the trace; a value the user chose stays."""
+    marker = f"{key}__default"
+    if key not in st.session_state or st.session_state[key] == st.session_state.get(marker):
+        st.session_state[key] = default
+    st.session_state[marker] = default
+
+
+def segmentation_controls(prefix: str, trace: Trace, default: str = "hybrid", text_input: SegmenterInput | None = None):
+    """Segmenter, K and merge score; returns the configured segmenter.
+
+    Defaults come from the segmenter's config; with ``text_input`` (the trace's tokens, no model call) K never
+    exceeds the trace's keyword/newline pieces and the delimiter default is one the trace contains."""
     names = segmenters.names() if trace.steps is not None else [n for n in segmenters.names() if n != "given"]
     col_seg, col_k, col_merge = st.columns([2, 3, 1])
     name = col_seg.selectbox(
@@ -205,13 +237,31 @@ def segmentation_controls(prefix: str, trace: Trace, default: str = "hybrid"):
         key=f"{prefix}_segmenter",
         help="\n".join(f"{k}: {v}" for k, v in SEGMENTER_HELP.items()),
     )
-    options = {}
+    options: dict[str, object] = {}
+    config = segmenters.get(name).Config()
     if name in ("hybrid", "fixed_tokens", "adaptive_entropy"):
-        options["k"] = col_k.slider("K (target segments)", 2, 32, 8, key=f"{prefix}_k")
+        configured_k = config.k or HybridSegmenterConfig().k
+        pieces = None
+        if name == "hybrid" and text_input is not None:
+            pieces = len(segmenters.get("hybrid")(k=None).candidate_cuts(text_input)) + 1
+        if pieces is not None and pieces <= 2:
+            options["k"] = pieces
+            col_k.caption(f"This trace has {pieces} keyword/newline piece(s): K = {pieces}.")
+        else:
+            top = pieces if pieces is not None else 32
+            key = f"{prefix}_k"
+            _follow_default(key, min(configured_k, top))
+            st.session_state[key] = min(max(st.session_state[key], 2), top)
+            label = f"K (target segments, at most {pieces} pieces here)" if pieces else "K (target segments)"
+            options["k"] = col_k.slider(label, 2, max(top, 3), key=key)
     if name == "hybrid":
         options["merge_score"] = col_merge.radio("Merge score", ["sum", "boundary"], key=f"{prefix}_merge")
     if name == "delimiter":
-        options["delimiter"] = col_k.text_input("Delimiter", "</thought>", key=f"{prefix}_delimiter")
+        key = f"{prefix}_delimiter"
+        found = [d for d in (config.delimiter, *COMMON_DELIMITERS) if d in trace.cot]
+        _follow_default(key, (found[0] if found else config.delimiter).encode("unicode_escape").decode())
+        typed = col_k.text_input("Delimiter (\\n = newline)", key=key)
+        options["delimiter"] = typed.encode().decode("unicode_escape") if typed else config.delimiter
     return segmenters.get(name)(**options)
 
 
@@ -225,11 +275,39 @@ def variant_control(prefix: str, column=st) -> AnalysisConfig:
     return AnalysisConfig(boundaries="all", variant=variant)
 
 
+ESTIMATOR_NEEDS = {
+    "outcome": "an outcome",
+    "reference_answer": "a reference answer",
+    "reference_solution": "a reference solution",
+    "step_values": "published step values",
+}
+
+
+def usable_estimator(name: str, trace: Trace, fallback: str = "answer_only") -> tuple[str, str | None]:
+    """``name`` if it can run on ``trace``, else ``fallback`` with a note saying what was missing and why."""
+    try:
+        estimators.get(name)().check(trace)
+        return name, None
+    except MissingReferenceError as error:
+        try:
+            estimators.get(fallback)().check(trace)
+        except MissingReferenceError:
+            return name, None  # nothing to fall back to: the analysis reports what is missing
+        return fallback, f"Using {fallback} instead of {name}: {error}"
+
+
 def estimator_controls(prefix: str, names: list[str] | None = None):
     """Estimator, aggregation and redistribution variant; returns (estimator, AnalysisConfig)."""
     names = names or ["rredcot", "answer_only", "continue_only", "uniform"]
     col_est, col_agg, col_var = st.columns(3)
-    name = col_est.selectbox("Estimator", names, key=f"{prefix}_estimator")
+    name = col_est.selectbox(
+        "Estimator",
+        names,
+        key=f"{prefix}_estimator",
+        help="\n".join(
+            f"{n} needs {', '.join(ESTIMATOR_NEEDS.get(x, x) for x in estimators.get(n).needs)}" for n in names
+        ),
+    )
     options = {}
     if name in ("rredcot", "answer_only", "continue_only"):
         choices = [*aggregations.names(), CANDIDATE_NORMALIZED]
@@ -286,3 +364,29 @@ class StreamlitProgress:
 
     def close(self) -> None:
         self.bar.empty()
+
+
+def jobs_panel(limit: int = 8) -> None:
+    """Every tab's view of the store's jobs: running ones with progress and a cancel button, then finished."""
+    manager = resources.jobs()
+    listed = manager.jobs(limit=limit)
+    if not listed:
+        return
+    running = [job for job in listed if job.active]
+
+    @st.fragment(run_every=2.0 if running else None)
+    def panel() -> None:
+        with st.sidebar.expander(f"Jobs ({len(running)} running)", expanded=bool(running)):
+            for job in manager.jobs(limit=limit):
+                cost = job.cost
+                spent = f" · {int(cost.get('tokens_processed', 0) + cost.get('tokens_generated', 0))} tokens"
+                if job.active:
+                    st.progress(
+                        job.fraction, text=f"{job.label}: {job.done}/{job.total} {job.unit}, {job.elapsed:.0f} s{spent}"
+                    )
+                    if st.button("Cancel", key=f"jobs_cancel_{job.id}") and not manager.cancel(job.id):
+                        st.info("That job does not run in this app process.")
+                else:
+                    st.caption(f"{job.label}: {job.status} after {job.elapsed:.0f} s{spent}")
+
+    panel()

@@ -59,6 +59,9 @@ def test_parse_localisation(reply, n, expected):
 
 def test_zero_means_no_error_only_when_allowed():
     assert parse_localisation("\\boxed{0}", 4, allow_none=False) == 1
+    # "no error" is step 1 in training, not whatever step the reasoning before the box mentioned
+    assert parse_localisation("Step 3 looks fine, so\n\\boxed{0}", 4, allow_none=False) == 1
+    assert parse_localisation("Step 3 looks fine, so\n\\boxed{0}", 4) == 0
 
 
 def test_prompt_variants():

@@ -39,7 +39,7 @@ def test_monte_carlo_runs_in_the_background_and_joins():
     assert "joins the comparison once its rollouts" in app.info[-1].value
     app.button(key="mc_run").click().run()
     jobs = resources.jobs()
-    job = jobs.jobs()[-1]
+    job = jobs.jobs()[0]  # newest first
     jobs.wait(job, timeout=300)
     assert job.status == "done", job.error
     time.sleep(0.2)

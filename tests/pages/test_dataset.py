@@ -18,7 +18,7 @@ def test_background_run_aggregates_and_opens_inspect():
     app.selectbox(key="dataset_estimator").select("answer_only").run()
     app.multiselect(key="dataset_agree").set_value(["uniform"]).run()
     app.button(key="dataset_run").click().run()
-    job = resources.jobs().jobs()[-1]
+    job = resources.jobs().get(app.session_state["dataset_job"])
     resources.jobs().wait(job, timeout=300)
     assert job.status == "done", job.error
     app.run()

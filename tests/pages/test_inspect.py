@@ -96,7 +96,7 @@ def test_paste_adds_a_trace_and_bad_input_gets_a_message():
     app.sidebar.button[0].click().run()
     assert not app.exception
     assert app.sidebar.success[0].value == "Added and selected."
-    assert app.metric[0].value == "5" and "What is 2 + 3?" in app.markdown[0].value
+    assert app.metric[0].value == "5" and any("What is 2 + 3?" in m.value for m in app.markdown)
 
 
 def test_upload_is_parsed_reported_and_size_limited(monkeypatch):
@@ -116,3 +116,29 @@ def test_upload_is_parsed_reported_and_size_limited(monkeypatch):
     app.sidebar.get("file_uploader")[0].set_value(("big.jsonl", content, "application/json"))
     app.run()
     assert "the upload limit is" in app.sidebar.error[0].value
+
+
+def test_k_defaults_to_the_config_and_never_exceeds_the_pieces():
+    from rredcot_viz.segmenters.hybrid import HybridSegmenterConfig
+
+    app = run_page()
+    slider = app.slider(key="inspect_k")
+    pieces = int(re.search(r"at most (\d+) pieces", slider.label).group(1))
+    assert slider.value == min(HybridSegmenterConfig().k, pieces) and slider.max == max(pieces, 3)
+    assert not any("asks for more segments" in i.value for i in app.info)
+    app.selectbox(key="inspect_segmenter").select("delimiter").run()
+    assert app.text_input(key="inspect_delimiter").value == "\\n\\n"  # the first sample has blank lines, no </thought>
+    assert int(re.search(r"K = (\d+) segments", app.main.caption[0].value).group(1)) > 1
+
+
+def test_paste_without_a_solution_falls_back_to_answer_only():
+    app = run_page()
+    app.sidebar.radio(key="trace_source").set_value("Paste").run()
+    assert "needs it for v̂" in app.sidebar.text_area(key="paste_solution").label
+    app.sidebar.text_area(key="paste_question").input("What is 4 + 4?")
+    app.sidebar.text_area(key="paste_cot").input("4 + 4 = 8.\nSo the answer is \\boxed{8}.")
+    app.sidebar.text_input(key="paste_reference").input("8")
+    app.sidebar.button[0].click().run()
+    assert not app.exception and not app.error
+    assert any(i.value.startswith("Using answer_only instead of rredcot") for i in app.info)
+    assert "R_hat" in app.dataframe[0].value.columns and "v_hat" not in app.dataframe[0].value.columns
