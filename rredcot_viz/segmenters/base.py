@@ -49,7 +49,10 @@ class SegmenterInput:
         return self.text[self.starts[index] : end]
 
     def char_to_token_cut(self, offset: int) -> int:
-        """The token cut for a character offset: before the token that starts at or contains it (§2.1 rule 3)."""
+        """The token cut for a character offset: before the token that starts at or contains it (§2.1 rule 3);
+        the end of the text is after the last token (not before it)."""
+        if offset >= len(self.text):
+            return self.n_tokens
         return max(bisect.bisect_right(self.starts, offset) - 1, 0)
 
     def char_span(self, token_start: int, token_end: int) -> tuple[int, int]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators.coupling import COUPLING_MODES
+from rredcot_viz.segmenters import segmenters
 
 LAYOUTS = ("1x4", "2x4", "1x8")
 LOSSES = ("reinforce", "ppo_clip")
@@ -18,7 +19,7 @@ class TrainConfig:
     prompts_per_step: int = 1
     group_size: int = 8  # G for grpo / rredcot; rrpo / srpo use the layout's budget of 8
     layout: str = "1x4"  # rrpo / srpo: 4 base + 1 prefix x 4, 0 + 2 x 4, or 0 + 1 x 8
-    loss: str = "reinforce"  # sequence mean of token means (SRPO's form) or the PPO clipped surrogate
+    loss: str = "ppo_clip"  # METHOD.md §5: the PPO clipped surrogate, token mean; "reinforce" = SRPO's form
     clip_eps: float = 0.2
     kl_beta: float = 0.0
     learning_rate: float = 5e-5
@@ -35,8 +36,10 @@ class TrainConfig:
     coupling: str = "value_baseline"  # METHOD.md §5 revision: Q-hat as a critic; a / b / c stay available
     coupling_lambda: float = 1.0
     gae_lambda: float = 1.0  # value_baseline: 1 keeps sign consistency with the outcome, < 1 sharpens credit
-    segments: int = 4
-    credit_scope: str = "whole"  # short completions: the answer line is a segment too ("reasoning" leaves it out)
+    segments: int = 4  # K for the K-targeting segmenters
+    segmenter: str = "hybrid"  # the analyzer's default, fed the entropies recorded while sampling
+    step_delimiter: str = "</thought>"  # a completion with it is cut into its thoughts (the RRPO/SRPO MDP)
+    credit_scope: str = "reasoning"  # METHOD.md §5: segments cover the reasoning; the answer line takes the last's
     estimator: str = "rredcot"
     estimator_options: dict = field(default_factory=dict)
     # resets
@@ -62,6 +65,11 @@ class TrainConfig:
             raise ConfigError(f"coupling must be one of {', '.join(COUPLING_MODES)} and coupling_lambda in [0, 1]")
         if not 0 <= self.gae_lambda <= 1:
             raise ConfigError(f"gae_lambda must be in [0, 1], got {self.gae_lambda}")
+        if self.segmenter not in segmenters.names() or self.segmenter in ("given", "steps"):
+            names = ", ".join(n for n in segmenters.names() if n not in ("given", "steps"))
+            raise ConfigError(f"segmenter must be a text segmenter ({names}), got {self.segmenter!r}")
+        if self.credit_scope not in ("reasoning", "whole"):
+            raise ConfigError(f"credit_scope must be 'reasoning' or 'whole', got {self.credit_scope!r}")
         if self.learning_rate <= 0 or self.lora_rank < 1:
             raise ConfigError("learning_rate must be > 0 and lora_rank >= 1")
 

@@ -1,7 +1,10 @@
-"""RREDCoT credit for a group of rollouts of one prompt, shared by the built-in trainer and the TRL trainer:
-segment each completion into at most ``config.segments`` pieces (as token spans of its sampled ids), score
-every state of every rollout under the current policy in one packed call, redistribute, and couple sigma to
-per-segment and per-token advantages (METHOD.md §5)."""
+"""RREDCoT credit for a group of rollouts of one prompt, shared by the built-in trainer and the TRL trainer.
+
+It runs the analyzer's scoring plan (``engine.scoring``) on sampled ids: the same ``ResponseTokens`` /
+``SegmenterInput`` (with the entropies recorded while sampling), the same segmenter objects, the same
+``plan_items`` and the estimator's own ``combine``, so a rollout credited here and the same text analysed
+in the app get the same sigma (tests/training/test_credit.py). Only the packing differs: every state of
+every rollout is a continuation of the shared prompt, scored in one call (METHOD.md §5)."""
 
 from __future__ import annotations
 
@@ -9,113 +12,127 @@ from itertools import pairwise
 
 import numpy as np
 
+from rredcot_viz.engine.scoring import ResponseTokens, ScoringSubject, plan_items
 from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.estimators.coupling import grpo_advantages, segment_advantages, token_advantages
 from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.segmenters import segmenters
-from rredcot_viz.segmenters.base import SegmenterInput
-from rredcot_viz.segmenters.hybrid import merge_pieces
-from rredcot_viz.segmenters.scope import reasoning_end
+from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.config import TrainConfig
 from rredcot_viz.training.rollouts import TrainRollout
 from rredcot_viz.training.task import Problem
 
 
-class _SeriesView:
-    """What ``ValueEstimator.series`` reads of a trace context, for a rollout that has no TraceContext."""
+def credit_segmenter(config: TrainConfig, text: str) -> Segmenter:
+    """The segmenter the trainer credits with: one segment per thought when the completion closes its steps
+    with ``config.step_delimiter`` (the RRPO/SRPO thought MDP, METHOD.md §1.3), else ``config.segmenter`` with
+    at most ``config.segments`` segments."""
+    if config.step_delimiter and config.step_delimiter in text:
+        return segmenters.get("delimiter")(delimiter=config.step_delimiter)
+    if config.segmenter in ("hybrid", "fixed_tokens", "adaptive_entropy"):
+        return segmenters.get(config.segmenter)(k=config.segments)
+    return segmenters.get(config.segmenter)()
 
-    def __init__(self, trace: Trace):
-        self.trace = trace
 
-    def region_text(self, scope: str) -> str:
-        return self.trace.cot[: reasoning_end(self.trace.cot, scope)]
-
-
-def token_char_starts(lm: LanguageModel, ids: list[int]) -> list[int]:
-    """Character offset where each token of ``ids`` starts in ``decode(ids)`` (sampled ids, no re-tokenising)."""
-    return [len(lm.decode(ids[:i])) for i in range(len(ids))]
+def rollout_response(policy: LanguageModel, rollout: TrainRollout) -> ResponseTokens:
+    """The rollout's sampled ids as they are (never re-tokenised), with each token's start offset."""
+    return ResponseTokens.from_ids(policy, rollout.completion_ids)
 
 
 def segment_rollout(policy: LanguageModel, rollout: TrainRollout, config: TrainConfig) -> list[int]:
-    """Segments of a completion (keyword/newline pieces of ``config.credit_scope``, merged shortest-first
-    down to ``config.segments``) as token spans of its sampled ids; returns the state prefixes."""
-    starts = token_char_starts(policy, rollout.completion_ids)
-    scope = config.credit_scope
-    end_char = reasoning_end(rollout.text, scope) if rollout.text.strip() else len(rollout.text)
-    region = rollout.text[:end_char]
-    cuts: list[int] = []
-    if region.strip():
-        inp = SegmenterInput(region, tuple(range(len(region))), np.zeros(len(region)))
-        cuts = [segment.char_span[0] for segment in segmenters.get("keyword")().segment(inp).segments[1:]]
-    to_token = lambda char: sum(1 for start in starts if start < char)  # noqa: E731
-    end = max(to_token(end_char), 1) if rollout.completion_ids else 0
-    token_cuts = sorted({c for c in (to_token(char) for char in cuts) if 0 < c < end})
-    if len(token_cuts) + 1 > config.segments:  # merge the shortest neighbours first
-        token_cuts, _ = merge_pieces([0, *token_cuts, end], np.ones(max(end, 1)), config.segments, "sum")
-    bounds = [0, *token_cuts, end]
-    rollout.segments = list(pairwise(bounds))
-    text_end = len(rollout.text)
-    rollout.info["segment_chars"] = [
-        (starts[a] if a < len(starts) else text_end, starts[b] if b < len(starts) else text_end)
-        for a, b in rollout.segments
-    ]
-    return bounds
+    """Segment the ``config.credit_scope`` region of a completion exactly as the analyzer would segment the
+    same text (entropies recorded while sampling, same token-span rule); sets ``rollout.segments`` and
+    ``rollout.info["segment_chars"]`` and returns the state prefixes s_1..s_{K+1}."""
+    response = rollout_response(policy, rollout)
+    if not response.n_tokens or not response.text.strip():
+        rollout.segments = [(0, response.n_tokens)]
+        rollout.info["segment_chars"] = [(0, len(response.text))]
+        return [0, response.n_tokens]
+    entropies = rollout.info.get("entropies")
+    inp = response.segmenter_input(config.credit_scope, None if entropies is None else np.asarray(entropies))
+    segmentation = credit_segmenter(config, inp.text).segment(inp)
+    prefixes = list(segmentation.state_prefixes)
+    rollout.segments = list(pairwise(prefixes))
+    rollout.info["segment_chars"] = [segment.char_span for segment in segmentation.segments]
+    rollout.info["segmenter"] = segmentation.strategy
+    return prefixes
+
+
+def credit_estimator(config: TrainConfig, problem: Problem) -> ValueEstimator:
+    """``config.estimator``, or R-hat alone (``answer_only``) for a problem without a reference solution."""
+    name = config.estimator if problem.solution else "answer_only"
+    return estimators.get(name)(**config.estimator_options)
+
+
+def rollout_subject(problem: Problem, rollout: TrainRollout, response: ResponseTokens) -> ScoringSubject:
+    trace = Trace(
+        problem.question,
+        response.text,
+        reference_answer=problem.answer,
+        reference_solution=problem.solution,
+        correct=bool(rollout.reward),
+    )
+    return ScoringSubject(trace, response)
 
 
 def group_sigmas(
     policy: LanguageModel, config: TrainConfig, problem: Problem, prompt: list[int], rollouts: list[TrainRollout]
 ) -> list[np.ndarray]:
-    """RREDCoT sigma of every rollout of a group under the current policy, scored in one packed call:
-    each state of each rollout is a continuation of the shared prompt (completion prefix, trigger,
-    target), so the prompt is encoded once for the whole group. Values come from the estimator's own
-    arithmetic (``combine``); the terminal value is the rollout's reward."""
-    name = config.estimator if problem.solution else "answer_only"
-    estimator = estimators.get(name)(**config.estimator_options)
+    """RREDCoT sigma (``exact_sum``) of every rollout of a group under the current policy, scored in one packed
+    call. The terminal state's value is the reward, so it is never scored."""
+    estimator = credit_estimator(config, problem)
+    encoded: dict[str, tuple[int, ...]] = {}
+
+    def encode(text: str) -> tuple[int, ...]:
+        if text not in encoded:
+            encoded[text] = tuple(policy.encode(text))
+        return encoded[text]
+
     requests: dict[Continuation, int] = {}  # unique requests: s_1 (the prompt alone) is shared by all rollouts
-    slots: list[int | np.ndarray] = []  # per (rollout, item, state): its request, or the terminal's filler
     plans = []
     for rollout in rollouts:
-        states = segment_rollout(policy, rollout, config)
+        prefixes = segment_rollout(policy, rollout, config) if not rollout.segments else _prefixes(rollout)
         if not rollout.completion_ids or not rollout.text.strip():
             plans.append(None)
             continue
-        trace = Trace(
-            problem.question,
-            rollout.text,
-            reference_answer=problem.answer,
-            reference_solution=problem.solution,
-            correct=bool(rollout.reward),
-        )
-        series = estimator.series(_SeriesView(trace))
-        first = len(slots)
-        for item in series:
-            context, target = tuple(policy.encode(item.context)), tuple(policy.encode(item.target))
-            for p in states[:-1]:
-                request = Continuation(len(prompt), tuple(rollout.completion_ids[:p]) + context, target)
-                slots.append(requests.setdefault(request, len(requests)))
-            slots.append(np.zeros(len(target)))  # the terminal value is the reward: never read
-        plans.append((series, states, first))
-    unique = []
-    if requests:
-        unique = policy.score_continuations(prompt, list(requests), operation="credit").logprobs
-    scores = [slot if isinstance(slot, np.ndarray) else unique[slot] for slot in slots]
+        response = rollout_response(policy, rollout)
+        subject = rollout_subject(problem, rollout, response)
+        series = estimator.series(subject)
+        plan = plan_items(estimator, subject, series, prefixes[:-1], encode)
+        slots = {
+            name: [
+                requests.setdefault(
+                    Continuation(len(prompt), response.ids[: item.prefix] + item.context, item.target), len(requests)
+                )
+                for item in items
+            ]
+            for name, items in plan.items()
+        }
+        targets = {s.name: len(encode(s.target)) for s in series}
+        plans.append((series, prefixes, slots, targets))
+    unique = policy.score_continuations(prompt, list(requests), operation="credit").logprobs if requests else []
     sigmas = []
     for rollout, plan in zip(rollouts, plans, strict=True):
         if plan is None:
             sigmas.append(np.array([rollout.reward]))
             continue
-        series, states, first = plan
-        n = len(states)
-        by_name = {item.name: scores[first + i * n : first + (i + 1) * n] for i, item in enumerate(series)}
-        values = estimator.combine(series, by_name, n, rollout.reward).values
+        series, prefixes, slots, targets = plan
+        # the terminal state's log-probs are never read (its value is the reward): a zero filler
+        scores = {name: [unique[i] for i in row] + [np.zeros(targets[name])] for name, row in slots.items()}
+        values = estimator.combine(series, scores, len(prefixes), rollout.reward).values
         rollout.info["values"] = values.tolist()
         sigma = redistribute(values, "exact_sum")
         rollout.info["sigma"] = sigma.tolist()
         sigmas.append(sigma)
     return sigmas
+
+
+def _prefixes(rollout: TrainRollout) -> list[int]:
+    return [rollout.segments[0][0], *(end for _, end in rollout.segments)]
 
 
 def couple_group(rollouts: list[TrainRollout], sigmas: list[np.ndarray], config: TrainConfig) -> None:

@@ -127,8 +127,10 @@ class Trainer:
         n: int,
         key: tuple,
         temperature: float | None = None,
+        prefix_entropies: list[float] | None = None,
     ) -> list[TrainRollout]:
-        """``n`` rollouts after the prompt and ``prefix`` (completion tokens of a reset), seeded by key."""
+        """``n`` rollouts after the prompt and ``prefix`` (completion tokens of a reset), seeded by key;
+        ``prefix_entropies`` (the parent's, for a reset) complete the per-token entropies the segmenter reads."""
         if n <= 0:
             return []
         prompt = self.prompt_ids(problem)
@@ -149,7 +151,12 @@ class Trainer:
                 reward(text, problem.answer),
                 generation.seed,
                 suffix_start=len(prefix),
-                info={"finish_reason": generation.finish_reason, "suffix_char": len(self.policy.decode(list(prefix)))},
+                info={
+                    "finish_reason": generation.finish_reason,
+                    "suffix_char": len(self.policy.decode(list(prefix))),
+                    "entropies": list(prefix_entropies or [0.0] * len(prefix))[: len(prefix)]
+                    + list(generation.entropies),
+                },
             )
             self.segment(rollout)
             rollouts.append(rollout)

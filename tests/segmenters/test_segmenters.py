@@ -141,6 +141,14 @@ def test_fixed_tokens_every_l_and_snapped():
     assert segmenters.get("fixed_tokens")(length=5, snap_window=2).segment(words).cuts == (6, 10)
 
 
+def test_a_delimiter_that_ends_the_text_adds_no_piece():
+    """A cut at the very end is after the last token, not before it (a multi-character last token stays whole)."""
+    text = "one</thought>two</thought>"
+    inp = SegmenterInput(text, (0, 3, 13, 16, 25), np.ones(5))  # "one" "</thought>" "two" "</thought" ">"
+    assert inp.char_to_token_cut(len(text)) == 5 and inp.char_to_token_cut(len(text) - 1) == 4
+    assert [s.text for s in segmenters.get("delimiter")().segment(inp).segments] == ["one</thought>", "two</thought>"]
+
+
 def test_delimiter_after_string_and_before_regex():
     text = "one</thought>two</thought>three"
     assert [s.text for s in segmenters.get("delimiter")().segment(char_input(text)).segments] == [

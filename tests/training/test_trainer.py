@@ -58,8 +58,7 @@ def trainer_factory(tiny):
     train, held = builtin_split(30, 4, seed=0)
 
     def make(method: str = "grpo", **overrides) -> Trainer:
-        config = TrainConfig(
-            method=method,
+        settings = dict(
             steps=4,
             max_new_tokens=8,
             group_size=4,
@@ -68,8 +67,8 @@ def trainer_factory(tiny):
             eval_every=2,
             lora_rank=4,
             learning_rate=1e-2,
-            **overrides,
         )
+        config = TrainConfig(method=method, **{**settings, **overrides})
         return Trainer(tiny, config, train, held, run_id=f"test-{method}")
 
     return make
@@ -91,10 +90,13 @@ def test_prefix_mask_and_one_step_lowers_the_loss(trainer_factory):
             return float(policy_loss(lp, lp, adv, m)[0])
 
     before = loss()
+    frozen = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if not p.requires_grad}
+    adapters = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if p.requires_grad}
     trainer.update([good, bad])
     assert loss() < before
-    untouched = trainer.base.model.state_dict()["model.embed_tokens.weight"]
-    assert torch.equal(untouched, trainer_factory().base.model.state_dict()["model.embed_tokens.weight"])
+    after = dict(trainer.model.named_parameters())
+    assert frozen and all(torch.equal(after[n], p) for n, p in frozen.items())  # LoRA: the base is not touched
+    assert any(not torch.equal(after[n], p) for n, p in adapters.items())
 
 
 @pytest.mark.parametrize(
@@ -118,8 +120,25 @@ def test_every_method_and_layout_runs_a_step(trainer_factory, method, layout):
                 assert group.parent is not None and all(
                     r.suffix_start == r.info["prefix_tokens"] for r in group.rollouts
                 )
-    if method == "rredcot":
-        assert all("sigma" in r.info for g in groups for r in g.rollouts if r.text.strip())
+
+
+def test_rredcot_credit_adds_up_and_keeps_the_outcome_sign(trainer_factory, monkeypatch):
+    """Each rollout's sigma sums to R (exact_sum) and follows the value differences; under value_baseline every token of a rewarded
+    rollout has advantage >= 0 and every token of an unrewarded one <= 0; the tokens are the segments'."""
+    monkeypatch.setattr("rredcot_viz.training.loop.reward", lambda text, answer: float(len(text) % 2))
+    trainer = trainer_factory("rredcot", max_new_tokens=24, group_size=6)
+    _, groups = trainer.train_step()
+    rollouts = [r for g in groups for r in g.rollouts if r.text.strip()]
+    assert {r.reward for r in rollouts} == {0.0, 1.0}  # the parity reward gives the group variance
+    for r in rollouts:
+        sigma, values = np.array(r.info["sigma"]), np.array(r.info["values"])
+        assert len(sigma) == len(r.segments) and values[-1] == r.reward
+        assert sigma.sum() == pytest.approx(r.reward, abs=1e-9)
+        np.testing.assert_allclose(sigma[:-1], np.diff(values)[:-1], atol=1e-12)
+        assert (r.token_advantages >= -1e-12).all() if r.reward else (r.token_advantages <= 1e-12).all()
+        assert np.abs(r.token_advantages).max() > 0
+        for (a, b), advantage in zip(r.segments, r.segment_advantages, strict=True):
+            assert (r.token_advantages[a:b] == advantage).all()
 
 
 def test_resume_from_a_checkpoint_is_identical(trainer_factory, tmp_path, monkeypatch):

@@ -95,7 +95,10 @@ def test_multi_segment_completions_get_per_segment_advantages(tmp_path):
     trainer = RREDCoTGRPOTrainer(
         model, reward_funcs=[parity], args=args, train_dataset=data, processing_class=tokenizer, credit=credit
     )
-    texts = ["2 + 3 = 5.\nSo the sum is 5.\nThe answer is 5.", "2 + 3 = 6.\nBut wait.\nThe answer is 6."]
+    texts = [  # three reasoning lines each; the answer line is credited with the last one (reasoning scope)
+        "2 + 3 = 5.\nCheck: 5 - 3 = 2.\nSo the sum is 5.\nThe answer is 5.",
+        "2 + 3 = 6.\nBut wait.\nHmm, 6 it is.\nThe answer is 6.",
+    ]
     prompt, completions = tokenizer(PROMPT)["input_ids"], [tokenizer(t)["input_ids"] for t in texts]
     width = max(map(len, completions))
     output = {

@@ -49,7 +49,9 @@ class ResetMethod(TrainingMethod):
         for number, parent in enumerate(parents):
             step = self.reset_step(trainer, problem, parent, (index, "localise", number))
             prefix = parent.completion_ids[: parent.segments[step - 1][0]] if step > 1 else []
-            rollouts = trainer.sample(problem, prefix, suffixes, key=(index, "reset", number))
+            rollouts = trainer.sample(
+                problem, prefix, suffixes, key=(index, "reset", number), prefix_entropies=parent.info.get("entropies")
+            )
             for rollout in rollouts:
                 rollout.info.update(reset_step=step, reset_segments=len(parent.segments), prefix_tokens=len(prefix))
             groups.append(Group("reset", rollouts, index, parent=parent))
@@ -85,7 +87,8 @@ class SRPO(ResetMethod):
             max_new_tokens=config.localizer_max_tokens,
             seed=int(trainer.rng(*key).integers(2**31)),
         )
-        steps = [parent.text[a:b] for a, b in parent.info["segment_chars"]]
+        spans = parent.info["segment_chars"]  # the last step runs to the end: the localiser sees the answer too
+        steps = [parent.text[a : (b if i < len(spans) - 1 else len(parent.text))] for i, (a, b) in enumerate(spans)]
         reply = (
             trainer.policy.sample(
                 [localiser.prompt_ids(trainer.policy, problem.question, steps, problem.answer)],
