@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from tiny import tiny_lm
@@ -58,7 +60,7 @@ def test_trainer_and_analyzer_give_the_same_segments_and_sigma(policy, estimator
     sigmas = group_sigmas(policy, config, PROBLEM, prompt_ids, [rollout, failed])
 
     prefixes = result.segmentation.state_prefixes
-    assert result.k == 3 and rollout.segments == list(zip(prefixes, prefixes[1:], strict=False))
+    assert result.k == 3 and rollout.segments == list(itertools.pairwise(prefixes))
     assert rollout.info["segment_chars"] == [s.char_span for s in result.segmentation.segments]
     np.testing.assert_allclose(rollout.info["values"][:-1], result.values.values[:-1], atol=1e-6)
     np.testing.assert_allclose(sigmas[0], result.sigma, atol=1e-6)

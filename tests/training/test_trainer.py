@@ -123,8 +123,8 @@ def test_every_method_and_layout_runs_a_step(trainer_factory, method, layout):
 
 
 def test_rredcot_credit_adds_up_and_keeps_the_outcome_sign(trainer_factory, monkeypatch):
-    """Each rollout's sigma sums to R (exact_sum) and follows the value differences; under value_baseline every token of a rewarded
-    rollout has advantage >= 0 and every token of an unrewarded one <= 0; the tokens are the segments'."""
+    """Each rollout's sigma sums to R (exact_sum) and follows the value differences; under value_baseline every
+    token of a rewarded rollout has advantage >= 0 and every token of an unrewarded one <= 0."""
     monkeypatch.setattr("rredcot_viz.training.loop.reward", lambda text, answer: float(len(text) % 2))
     trainer = trainer_factory("rredcot", max_new_tokens=24, group_size=6)
     _, groups = trainer.train_step()
