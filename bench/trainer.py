@@ -1,10 +1,18 @@
-"""Short online refinements on the built-in task: GRPO vs RREDCoT-GRPO vs SRPO, several seeds, on a CPU.
+"""Short online refinements on the built-in task: GRPO, RREDCoT-GRPO, SRPO and RRPO, several seeds, on a CPU.
 
-For each seed and method, trains the embedded model (LoRA) for ``--steps`` steps with 8 trained rollouts per
-step, evaluating held-out accuracy every 5 steps (32 problems x 2 sampled answers, step-independent seeds).
-Writes the curves to ``bench/out/trainer_curves.csv`` and ``.png``, prints the starting accuracy, the steps
-each method needs to reach GRPO's final accuracy, and the per-step time ratio RREDCoT / GRPO. Last line:
-``seeds=<n> steps=<n> grpo_final_acc=<x> rredcot_final_acc=<y> srpo_final_acc=<z> rredcot_over_grpo_step_time=<r>``.
+For each seed and method, trains the model (LoRA, the ``quick`` preset: 8 rollouts per step) for ``--steps``
+steps, evaluating held-out accuracy every ``--eval-every`` steps (32 problems x 2 sampled answers, seeds that
+do not depend on the step, so every run is scored on the same draws). RREDCoT runs with the default coupling
+(``value_baseline``, gae_lambda 1) and, beside it, with gae_lambda 0.5.
+
+Also measured on the RREDCoT runs' own groups, every step:
+- the mean advantage of the tokens of non-final segments of correct and of failed rollouts (sign check);
+- ``uninformative_max_diff``: the same groups coupled with a constant estimator (Q-hat flat over each rollout)
+  against GRPO's advantages; 0 up to rounding is the invariant (METHOD.md §5).
+
+Writes ``bench/out/trainer_curves.csv`` and ``.png`` (mean over seeds with a min-max band). Last line:
+``start_acc grpo_final rredcot_final srpo_final rrpo_final rredcot_minus_grpo correct_nonfinal_adv
+failed_nonfinal_adv uninformative_max_diff rredcot_over_grpo_step_time`` (+ the gae 0.5 run's final).
 """
 
 from __future__ import annotations
@@ -15,40 +23,82 @@ import time
 
 import numpy as np
 
+from rredcot_viz.estimators.coupling import grpo_advantages, segment_advantages, token_advantages
+from rredcot_viz.estimators.redistribution import redistribute
+from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import PROJECT_ROOT
 from rredcot_viz.training import Trainer, builtin_split, quick
+from rredcot_viz.training.rollouts import Group
 
 OUT = PROJECT_ROOT / "bench" / "out"
-METHODS = ("grpo", "rredcot", "srpo")
+RUNS = {  # row name -> (method, config overrides)
+    "grpo": ("grpo", {}),
+    "rredcot": ("rredcot", {}),
+    "rredcot_gae0.5": ("rredcot", {"gae_lambda": 0.5}),
+    "srpo": ("srpo", {}),
+    "rrpo": ("rrpo", {}),
+}
+
+
+class CreditProbe:
+    """Collects, from the RREDCoT run's groups, non-final segment advantages and the flat-estimator check."""
+
+    def __init__(self) -> None:
+        self.nonfinal: dict[float, list[float]] = {1.0: [], 0.0: []}
+        self.flat_max_diff = 0.0
+        self.groups = 0
+
+    def __call__(self, metrics: dict, groups: list[Group]) -> None:
+        for group in groups:
+            rollouts = group.rollouts
+            rewards = np.array([r.reward for r in rollouts])
+            for r in rollouts:
+                for a, b in r.segments[:-1]:
+                    self.nonfinal[r.reward].extend(r.token_advantages[max(a, r.suffix_start) : b].tolist())
+            flat = [redistribute(np.append(np.full(len(r.segments), 0.5), r.reward)) for r in rollouts]
+            coupled = segment_advantages(flat, rewards, "value_baseline")
+            for r, segment_adv, grpo in zip(rollouts, coupled, grpo_advantages(rewards), strict=True):
+                tokens = token_advantages(segment_adv, r.segments, len(r.completion_ids), float(grpo))
+                self.flat_max_diff = max(self.flat_max_diff, float(np.abs(tokens - grpo).max(initial=0.0)))
+            self.groups += 1
+
+    def mean(self, outcome: float) -> float:
+        values = self.nonfinal[outcome]
+        return float(np.mean(values)) if values else float("nan")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--eval-every", type=int, default=5)
+    parser.add_argument("--eval-every", type=int, default=10)
+    parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated rows of {', '.join(RUNS)}")
+    parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(CATALOGUE))
     args = parser.parse_args()
+    runs = [name for name in args.runs.split(",") if name]
     OUT.mkdir(parents=True, exist_ok=True)
-    lm = LanguageModel.load()
+    lm = LanguageModel.load(ModelConfig(source=args.model))
     train, held_out = builtin_split(train=200, held_out=32, seed=0)
-    rows, step_times, finals = [], {m: [] for m in METHODS}, {m: [] for m in METHODS}
-    curves: dict[str, list[list[float]]] = {m: [] for m in METHODS}
+    rows, step_times = [], {name: [] for name in runs}
+    curves: dict[str, list[list[float]]] = {name: [] for name in runs}
+    probe = CreditProbe()
+    started_all = time.perf_counter()
     for seed in range(args.seeds):
-        for method in METHODS:
-            config = quick(method=method, steps=args.steps, seed=seed, eval_every=args.eval_every)
-            trainer = Trainer(lm, config, train, held_out, run_id=f"bench-{method}-{seed}")
+        for name in runs:
+            method, overrides = RUNS[name]
+            config = quick(method=method, steps=args.steps, seed=seed, eval_every=args.eval_every, **overrides)
+            trainer = Trainer(lm, config, train, held_out, run_id=f"bench-{name}-{seed}")
             started = time.perf_counter()
-            history = trainer.run()
+            history = trainer.run(log=probe if name == "rredcot" else None)
             evals = [(m["step"], m["held_out_accuracy"]) for m in history if "held_out_accuracy" in m]
             seconds = [m["seconds"] for m in history if m["step"] > 0]
-            step_times[method].extend(seconds)
-            finals[method].append(evals[-1][1])
-            curves[method].append([acc for _, acc in evals])
-            for step, accuracy in evals:
-                rows.append({"method": method, "seed": seed, "step": step, "held_out_accuracy": accuracy})
+            step_times[name].extend(seconds)
+            curves[name].append([acc for _, acc in evals])
+            rows += [{"run": name, "seed": seed, "step": s, "held_out_accuracy": a} for s, a in evals]
             print(
-                f"seed {seed} {method:8s}: accuracy "
+                f"seed {seed} {name:15s}: accuracy "
                 + " ".join(f"{s}:{a:.3f}" for s, a in evals)
                 + f"  ({np.mean(seconds):.1f} s/step, {time.perf_counter() - started:.0f} s)",
                 flush=True,
@@ -58,40 +108,48 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(rows)
     eval_steps = sorted({r["step"] for r in rows})
-    mean_curves = {m: np.mean(np.array(curves[m]), axis=0) for m in METHODS}
-    plot(eval_steps, mean_curves, curves)
-    print(f"\nstarting held-out accuracy (step 0, mean over seeds): {mean_curves['grpo'][0]:.3f}")
-    target = mean_curves["grpo"][-1]
-    for method in METHODS:
-        reached = next((s for s, a in zip(eval_steps, mean_curves[method], strict=True) if a >= target), None)
+    arrays = {name: np.array(curves[name]) for name in runs}
+    plot(eval_steps, arrays, args)
+    finals = {name: float(arrays[name][:, -1].mean()) for name in runs}
+    start = float(np.mean([arrays[name][:, 0].mean() for name in runs]))
+    print(f"\n{args.model}, {args.seeds} seed(s) x {args.steps} steps, {time.perf_counter() - started_all:.0f} s")
+    print(f"starting held-out accuracy (step 0, mean over seeds): {start:.3f}")
+    for name in runs:
         print(
-            f"{method:8s}: final {mean_curves[method][-1]:.3f} "
-            f"(seeds {', '.join(f'{a:.3f}' for a in finals[method])}); "
-            f"reaches GRPO's final {target:.3f} at step {reached if reached is not None else 'never'}; "
-            f"{np.mean(step_times[method]):.1f} s/step"
+            f"{name:15s}: final {finals[name]:.3f} (seeds {', '.join(f'{a:.3f}' for a in arrays[name][:, -1])}); "
+            f"{np.mean(step_times[name]):.1f} s/step"
         )
-    ratio = np.mean(step_times["rredcot"]) / np.mean(step_times["grpo"])
     print(
-        f"seeds={args.seeds} steps={args.steps} grpo_final_acc={np.mean(finals['grpo']):.3f} "
-        f"rredcot_final_acc={np.mean(finals['rredcot']):.3f} srpo_final_acc={np.mean(finals['srpo']):.3f} "
-        f"rredcot_over_grpo_step_time={ratio:.2f}"
+        f"RREDCoT non-final segment tokens: correct {probe.mean(1.0):+.3f} (n={len(probe.nonfinal[1.0])}), "
+        f"failed {probe.mean(0.0):+.3f} (n={len(probe.nonfinal[0.0])}); flat-estimator max |A - A_grpo| "
+        f"{probe.flat_max_diff:.1e} over {probe.groups} groups"
+    )
+    get = lambda name: finals.get(name, float("nan"))  # noqa: E731
+    ratio = np.mean(step_times["rredcot"]) / np.mean(step_times["grpo"]) if {"rredcot", "grpo"} <= set(runs) else 0
+    print(
+        f"start_acc={start:.3f} grpo_final={get('grpo'):.3f} rredcot_final={get('rredcot'):.3f} "
+        f"srpo_final={get('srpo'):.3f} rrpo_final={get('rrpo'):.3f} "
+        f"rredcot_minus_grpo={get('rredcot') - get('grpo'):+.3f} correct_nonfinal_adv={probe.mean(1.0):.3f} "
+        f"failed_nonfinal_adv={probe.mean(0.0):.3f} uninformative_max_diff={probe.flat_max_diff:.2e} "
+        f"rredcot_over_grpo_step_time={ratio:.2f} rredcot_gae05_final={get('rredcot_gae0.5'):.3f} "
+        f"seeds={args.seeds} steps={args.steps}"
     )
 
 
-def plot(steps: list[int], means: dict[str, np.ndarray], curves: dict[str, list[list[float]]]) -> None:
+def plot(steps: list[int], curves: dict[str, np.ndarray], args: argparse.Namespace) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(7, 4))
-    for method, mean in means.items():
-        line = axis.plot(steps, mean, marker="o", label=f"{method} (mean)")[0]
-        for curve in curves[method]:
-            axis.plot(steps, curve, color=line.get_color(), alpha=0.25, linewidth=1)
+    for name, runs in curves.items():
+        line = axis.plot(steps, runs.mean(axis=0), marker="o", label=name)[0]
+        if len(runs) > 1:
+            axis.fill_between(steps, runs.min(axis=0), runs.max(axis=0), color=line.get_color(), alpha=0.15)
     axis.set_xlabel("training step")
-    axis.set_ylabel("held-out accuracy")
-    axis.set_title("SmolLM2-135M on the built-in arithmetic task (LoRA, 8 rollouts/step)")
+    axis.set_ylabel("held-out accuracy (32 problems x 2)")
+    axis.set_title(f"{args.model}, built-in task, LoRA, 8 rollouts/step ({args.seeds} seeds, band = min-max)")
     axis.legend()
     figure.tight_layout()
     figure.savefig(OUT / "trainer_curves.png", dpi=120)

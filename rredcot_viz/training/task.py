@@ -15,10 +15,12 @@ from rredcot_viz.errors import ConfigError
 from rredcot_viz.traces.answers import answers_equivalent, extract_answer_detailed
 from rredcot_viz.traces.trace import Trace
 
-BUILTIN_SYSTEM = "You solve short arithmetic word problems. Write one short line of working, then 'The answer is N.'"
-BUILTIN_SHOT = (
+BUILTIN_SYSTEM = (
+    "You solve short arithmetic word problems. Write the working one step per line, then 'The answer is N.'"
+)
+BUILTIN_SHOT = (  # one step per line, so a completion has several segments to credit (not just the answer line)
     "Example: Ann has 3 pears and picks 4 more. How many pears does Ann have?\n"
-    "Working: 3 + 4 = 7.\nThe answer is 7.\n\n"
+    "Working:\nAnn starts with 3 pears.\nShe picks 4 more, so 3 + 4 = 7.\nThe answer is 7.\n\n"
 )
 NAMES = ["Sam", "Mia", "Leo", "Ava", "Noor", "Kai", "Ines", "Tom", "Zoe", "Ravi", "Lena", "Omar"]
 THINGS = ["apples", "cards", "stickers", "shells", "coins", "marbles", "pencils", "stamps", "beads", "books"]
@@ -37,23 +39,24 @@ class Problem:
 def _builtin(rng: random.Random) -> Problem:
     name, thing = rng.choice(NAMES), rng.choice(THINGS)
     kind = rng.random()
+    start = f"{name} starts with {{a}} {thing}."
     if kind < 0.5:
         a, b = rng.randint(1, 6), rng.randint(1, 4)
         verb = rng.choice(["buys", "finds", "gets", "is given"])
         question = f"{name} has {a} {thing} and {verb} {b} more. How many {thing} does {name} have?"
-        working, answer = f"{a} + {b} = {a + b}.", a + b
+        steps, answer = [f"{verb.capitalize()} {b} more, so {a} + {b} = {a + b}."], a + b
     elif kind < 0.75:
         a, b = rng.randint(4, 9), rng.randint(1, 3)
         question = f"{name} has {a} {thing} and gives away {b}. How many {thing} does {name} have left?"
-        working, answer = f"{a} - {b} = {a - b}.", a - b
+        steps, answer = [f"Gives away {b}, so {a} - {b} = {a - b}."], a - b
     else:
         a, b, c = rng.randint(2, 6), rng.randint(1, 4), rng.randint(1, 2)
         question = f"{name} has {a} {thing}, gets {b} more and then gives away {c}. How many {thing} are left?"
-        working, answer = f"{a} + {b} - {c} = {a + b - c}.", a + b - c
-    prompt = BUILTIN_SHOT + f"Problem: {question}\nWorking:"
-    return Problem(
-        question, str(answer), f"Working: {working}\nThe answer is \\boxed{{{answer}}}.", prompt, BUILTIN_SYSTEM
-    )
+        steps = [f"Gets {b} more, so {a} + {b} = {a + b}.", f"Gives away {c}, so {a + b} - {c} = {a + b - c}."]
+        answer = a + b - c
+    working = "\n".join([start.format(a=a), *steps])
+    prompt = BUILTIN_SHOT + f"Problem: {question}\nWorking:\n"
+    return Problem(question, str(answer), f"{working}\nThe answer is \\boxed{{{answer}}}.", prompt, BUILTIN_SYSTEM)
 
 
 def builtin_problems(count: int, seed: int = 0) -> list[Problem]:
