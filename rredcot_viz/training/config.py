@@ -9,7 +9,7 @@ from rredcot_viz.estimators.coupling import COUPLING_MODES
 from rredcot_viz.segmenters import segmenters
 
 LAYOUTS = ("1x4", "2x4", "1x8")
-LOSSES = ("reinforce", "ppo_clip")
+LOSSES = ("ppo_clip", "reinforce")
 
 
 @dataclass(frozen=True)
