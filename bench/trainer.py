@@ -86,12 +86,14 @@ def main() -> None:
     probe = CreditProbe()
     started_all = time.perf_counter()
     for seed in range(args.seeds):
+        start_accuracy = None  # the same base model and evaluation seeds for every run of this seed
         for name in runs:
             method, overrides = RUNS[name]
             config = quick(method=method, steps=args.steps, seed=seed, eval_every=args.eval_every, **overrides)
             trainer = Trainer(lm, config, train, held_out, run_id=f"bench-{name}-{seed}")
             started = time.perf_counter()
-            history = trainer.run(log=probe if name == "rredcot" else None)
+            history = trainer.run(log=probe if name == "rredcot" else None, start_accuracy=start_accuracy)
+            start_accuracy = history[0]["held_out_accuracy"]
             evals = [(m["step"], m["held_out_accuracy"]) for m in history if "held_out_accuracy" in m]
             seconds = [m["seconds"] for m in history if m["step"] > 0]
             step_times[name].extend(seconds)

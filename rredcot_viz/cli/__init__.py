@@ -40,10 +40,20 @@ class ProgressBars:
         from tqdm import tqdm
 
         if self.bar is None or self.label != label:
-            self.close()
-            self.bar, self.label = tqdm(total=total, desc=label, unit="step", leave=False, file=sys.stderr), label
-        self.bar.total, self.bar.n = total, done
-        self.bar.refresh()
+            self.close()  # a resumed run's bar starts where it is, so its rate counts only this process's work
+            bar = tqdm(total=total, initial=done, desc=label, unit="step", leave=False, file=sys.stderr)
+            self.bar, self.label = bar, label
+        self.bar.total = total
+        self.bar.update(done - self.bar.n)
+
+    def write(self, line: str) -> None:
+        """Print a line above the bar, which stays (one bar per run, not one per evaluation)."""
+        from tqdm import tqdm
+
+        if self.bar is None:
+            print(line, flush=True)
+        else:
+            tqdm.write(line, file=sys.stdout)
 
     def close(self) -> None:
         if self.bar is not None:

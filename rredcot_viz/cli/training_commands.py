@@ -7,21 +7,22 @@ import argparse
 from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
 from rredcot_viz.cli.options import parse_overrides
+from rredcot_viz.errors import ConfigError
 
 
 def _configure_train(parser: argparse.ArgumentParser) -> None:
     from rredcot_viz.training import PRESETS, methods
 
-    parser.add_argument("--method", default="grpo", choices=methods.names())
-    parser.add_argument("--preset", default="quick", choices=list(PRESETS))
-    parser.add_argument("--steps", type=int, help="training steps (overrides the preset)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--method", choices=methods.names(), help="default grpo")
+    parser.add_argument("--preset", choices=list(PRESETS), help="default quick")
+    parser.add_argument("--steps", type=int, help="training steps (overrides the preset; with --resume: train to N)")
+    parser.add_argument("--seed", type=int, help="default 0")
     parser.add_argument(
         "--problems",
         help="problems with reference answers in any importable format (GSM8K JSONL, "
         "...); default: the built-in arithmetic task",
     )
-    parser.add_argument("--held-out", type=int, default=32, help="problems kept out of training for evaluation")
+    parser.add_argument("--held-out", type=int, help="problems kept out of training for evaluation (default 32)")
     parser.add_argument("--opt", action="append", metavar="KEY=VALUE", help="any TrainConfig setting")
     parser.add_argument("--resume", metavar="RUN_ID", help="continue this run from its last checkpoint")
     parser.add_argument("--no-store", action="store_true", help="do not log to the DuckDB store")
@@ -32,29 +33,29 @@ def _run_train(args: argparse.Namespace) -> int:
     from rredcot_viz.store import Store
     from rredcot_viz.traces.importers import import_file
     from rredcot_viz.training import PRESETS, TrainConfig, problems_from_traces
-    from rredcot_viz.training.runs import run_training
+    from rredcot_viz.training.runs import resumed_config, run_training
 
     overrides = parse_overrides(TrainConfig, args.opt)
-    overrides.update(method=args.method, seed=args.seed, eval_problems=args.held_out)
-    if args.steps:
-        overrides["steps"] = args.steps
-    config = PRESETS[args.preset](**overrides)
+    given = {"method": args.method, "seed": args.seed, "eval_problems": args.held_out, "steps": args.steps}
+    overrides.update({k: v for k, v in given.items() if v is not None})
+    if args.resume:  # the stored config wins; only what was asked explicitly is checked against it
+        if args.preset:
+            raise ConfigError("--preset cannot change a run being resumed; drop it (the stored config is used)")
+        config = resumed_config(args.resume, overrides)
+    else:
+        config = PRESETS[args.preset or "quick"](**{"method": "grpo", **overrides})
     problems = None
     if args.problems:
         pool = problems_from_traces(import_file(args.problems).traces)
-        problems = (pool[args.held_out :], pool[: args.held_out])
+        problems = (pool[config.eval_problems :], pool[: config.eval_problems])
     store = None if args.no_store else Store()
     bars = ProgressBars()
 
     def show(metrics: dict) -> None:
         if "held_out_accuracy" in metrics:
-            bars.close()
-            print(
+            bars.write(
                 f"step {metrics['step']:3d}: held-out accuracy {metrics['held_out_accuracy']:.3f}"
-                + (
-                    f", reward {metrics['reward_mean']:.3f}, {metrics['seconds']:.1f} s/step" if metrics["step"] else ""
-                ),
-                flush=True,
+                + (f", reward {metrics['reward_mean']:.3f}, {metrics['seconds']:.1f} s/step" if metrics["step"] else "")
             )
 
     run_id, history = run_training(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -307,11 +308,14 @@ class Trainer:
         progress: Callable[[int, int], None] | None = None,
         checkpoint_dir: Path | None = None,
         log: Callable[[dict[str, Any], list[Group]], None] | None = None,
+        start_accuracy: float | None = None,
     ) -> list[dict[str, Any]]:
-        """Train until ``config.steps`` (from the current step), evaluating, checkpointing and logging."""
+        """Train until ``config.steps`` (from the current step), evaluating, checkpointing and logging.
+        ``start_accuracy``: the step-0 held-out accuracy when already known (the same start model and seeds)."""
         history = []
         if self.step == 0 and self.config.eval_every:
-            metrics = {"step": 0, "held_out_accuracy": self.evaluate()}
+            accuracy = self.evaluate() if start_accuracy is None else start_accuracy
+            metrics = {"step": 0, "held_out_accuracy": accuracy}
             history.append(metrics)
             if log:
                 log(metrics, [])
@@ -331,14 +335,20 @@ class Trainer:
 
     # ------------------------------------------------------------------ checkpoints
     def save(self, path: Path) -> Path:
-        path.mkdir(parents=True, exist_ok=True)
+        """Write the checkpoint beside ``path`` and rename it into place, so a process killed mid-save leaves
+        the previous checkpoint as the latest whole one."""
+        partial = path.with_name(path.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
         weights = {name: p.detach().cpu() for name, p in self.model.named_parameters() if p.requires_grad}
-        torch.save({"weights": weights, "optimizer": self.optimizer.state_dict()}, path / "state.pt")
-        (path / "trainer.json").write_text(
+        torch.save({"weights": weights, "optimizer": self.optimizer.state_dict()}, partial / "state.pt")
+        (partial / "trainer.json").write_text(
             json.dumps(
                 {"step": self.step, "run_id": self.run_id, "config": asdict(self.config)}, indent=1, default=list
             )
         )
+        shutil.rmtree(path, ignore_errors=True)
+        partial.rename(path)
         return path
 
     def load(self, path: Path) -> None:
@@ -353,5 +363,5 @@ class Trainer:
 
 
 def latest_checkpoint(directory: Path) -> Path | None:
-    checkpoints = sorted(directory.glob("step_*")) if directory.is_dir() else []
+    checkpoints = sorted(p for p in directory.glob("step_*") if p.suffix != ".partial") if directory.is_dir() else []
     return checkpoints[-1] if checkpoints else None

@@ -32,6 +32,30 @@ def default_problems(config: TrainConfig) -> tuple[list[Problem], list[Problem]]
     return builtin_split(train=200, held_out=config.eval_problems, seed=0)
 
 
+def stored_config(run_id: str) -> tuple[TrainConfig, Path]:
+    """The config a run was started with and its last checkpoint (the state a resume continues from)."""
+    checkpoint = latest_checkpoint(checkpoint_root(run_id))
+    if checkpoint is None:
+        raise ConfigError(f"run {run_id} has no checkpoint under {checkpoint_root(run_id)}; start it again")
+    saved = json.loads((checkpoint / "trainer.json").read_text())["config"]
+    return TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()}), checkpoint
+
+
+def resumed_config(run_id: str, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """The run's stored config, which wins: an override that changes anything but ``steps`` (train longer)
+    is refused with the stored value, so a resumed run is the run that was started."""
+    config, _ = stored_config(run_id)
+    overrides = dict(overrides or {})
+    conflicts = {k: v for k, v in overrides.items() if k != "steps" and getattr(config, k) != v}
+    if conflicts:
+        stored = ", ".join(f"{k}={getattr(config, k)!r} (asked {v!r})" for k, v in conflicts.items())
+        raise ConfigError(
+            f"run {run_id} was started with {stored}; a resumed run continues as it was started: drop those "
+            "options, or start a new run"
+        )
+    return replace(config, steps=overrides.get("steps", config.steps))
+
+
 def run_training(
     base: LanguageModel,
     config: TrainConfig,
@@ -42,18 +66,15 @@ def run_training(
     progress: Callable[[int, int], None] | None = None,
     on_log: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Train (or resume ``run_id`` from its last checkpoint) and log to ``store``; returns (run_id, history)."""
+    """Train (or resume ``run_id`` from its last checkpoint, with its stored ``config``: see ``resumed_config``)
+    and log to ``store``; returns (run_id, history)."""
     train, held_out = problems or default_problems(config)
     if resume:
         if run_id is None:
             raise ConfigError("resuming needs the run id")
-        checkpoint = latest_checkpoint(checkpoint_root(run_id))
-        if checkpoint is None:
-            raise ConfigError(f"run {run_id} has no checkpoint under {checkpoint_root(run_id)}; start it again")
-        saved = json.loads((checkpoint / "trainer.json").read_text())["config"]
-        config = replace(
-            TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()}), steps=config.steps
-        )
+        saved, checkpoint = stored_config(run_id)
+        if replace(config, steps=saved.steps) != saved:
+            raise ConfigError(f"run {run_id} was started with other settings; resume it with resumed_config()")
     run_id = run_id or new_run_id(config)
     trainer = Trainer(base, config, train, held_out, run_id=run_id)
     if resume:
