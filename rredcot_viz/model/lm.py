@@ -372,8 +372,9 @@ class LanguageModel:
             )
             if isinstance(keep, torch.Tensor):
                 targets = torch.tensor(ids[begin + int(keep[0]) + 1 : begin + int(keep[-1]) + 2], device=self.device)
-                logprob_parts.append(_gather_logprobs(output.logits[0], targets))
-                entropy_parts.append(_entropies(output.logits[0]))
+                logprobs, entropies = _logprobs_and_entropies(output.logits[0], targets)
+                logprob_parts.append(logprobs)
+                entropy_parts.append(entropies)
         if stats_start is None:
             return cache, None
         empty = np.empty(0)
@@ -674,9 +675,18 @@ class LanguageModel:
 
 
 def _gather_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> np.ndarray:
-    """log p(target_i) under the softmax of logits[i] (N, V), computed in float32."""
+    """log p(target_i) under the softmax of logits[i] (N, V), computed in float32: the target's logit minus
+    the log-normaliser, with no (N, V) log-softmax kept."""
+    logits = logits.float()
+    logprobs = logits.gather(-1, targets[:, None])[:, 0] - torch.logsumexp(logits, dim=-1)
+    return logprobs.double().cpu().numpy()
+
+
+def _logprobs_and_entropies(logits: torch.Tensor, targets: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """``_gather_logprobs`` and ``_entropies`` of the same logits from one log-softmax."""
     logprobs = torch.log_softmax(logits.float(), dim=-1)
-    return logprobs.gather(-1, targets[:, None])[:, 0].double().cpu().numpy()
+    entropies = -(logprobs.exp() * logprobs).sum(-1)
+    return logprobs.gather(-1, targets[:, None])[:, 0].double().cpu().numpy(), entropies.double().cpu().numpy()
 
 
 def _entropies(logits: torch.Tensor) -> np.ndarray:
