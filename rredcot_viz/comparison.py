@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from rredcot_viz.attribution import attributions
-from rredcot_viz.attribution.agreement import agreement_matrix
+from rredcot_viz.attribution.agreement import agreement_matrix, metrics
 from rredcot_viz.config import config_json
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.engine.cache import content_key
@@ -108,6 +108,53 @@ def attribute_cached(
         scores.cost,
         scores.stderr,
     )
+
+
+CONTROLS = ("last_segment", "position", "random")
+
+
+def control_scores(control: str, k: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """A control's per-segment scores: all credit on the last segment (the one that writes the answer),
+    credit rising linearly with the segment index, or random normal draws (needs ``rng``)."""
+    if control == "last_segment":
+        return np.eye(k)[-1]
+    if control == "position":
+        return np.arange(1.0, k + 1)
+    if control == "random":
+        if rng is None:
+            raise ValueError("the random control needs a seeded generator")
+        return rng.standard_normal(k)
+    raise UnknownNameError("control", control, list(CONTROLS))
+
+
+def segment_agreement(a: np.ndarray, b: np.ndarray, metric: str = "spearman", *, final: bool = True) -> float:
+    """``metric`` between two per-segment vectors over all segments, or without the final one
+    (``final=False``: the segment that writes the answer, where every estimator jumps)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not final:
+        a, b = a[:-1], b[:-1]
+    return metrics.get(metric)(a, b)
+
+
+def control_agreement(
+    control: str,
+    reference: np.ndarray,
+    metric: str = "spearman",
+    *,
+    final: bool = True,
+    draws: int = 100,
+    seed: int = 0,
+) -> float:
+    """A control's agreement with ``reference``; the random control averages ``draws`` seeded draws."""
+    k = len(reference)
+    if control != "random":
+        return segment_agreement(control_scores(control, k), reference, metric, final=final)
+    rng = np.random.default_rng(seed)
+    values = np.array(
+        [segment_agreement(control_scores("random", k, rng), reference, metric, final=final) for _ in range(draws)]
+    )
+    defined = values[~np.isnan(values)]
+    return float(defined.mean()) if len(defined) else float("nan")
 
 
 def method_kind(name: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rredcot_viz.comparison import compare, method_kind
+from rredcot_viz.comparison import compare, control_agreement, control_scores, method_kind, segment_agreement
 from rredcot_viz.engine import Analyzer
 from rredcot_viz.errors import ConfigError, UnknownNameError
 from rredcot_viz.estimators import estimators
@@ -85,3 +85,18 @@ def test_compare_cli_prints_table_matrix_and_costs(capsys):
     assert gap and abs(float(gap.group(1))) < 1e-9 and "exact over 8 subsets" in out
     cost_lines = [line for line in out.splitlines() if line.startswith("  mc ")]
     assert len(cost_lines) == 1 and "generated" in cost_lines[0]
+
+
+def test_controls_and_non_final_agreement():
+    reference = np.array([0.1, 0.3, 0.2, 0.9])
+    np.testing.assert_array_equal(control_scores("last_segment", 4), [0, 0, 0, 1])
+    np.testing.assert_array_equal(control_scores("position", 3), [1, 2, 3])
+    assert segment_agreement(reference, reference, final=False) == pytest.approx(1.0)
+    assert np.isnan(control_agreement("last_segment", reference, final=False))  # constant on non-final segments
+    assert control_agreement("position", reference, "kendall", final=False) == pytest.approx(1 / 3)
+    random = control_agreement("random", reference, final=False, draws=100, seed=3)
+    assert random == control_agreement("random", reference, final=False, draws=100, seed=3) and abs(random) < 0.3
+    with pytest.raises(UnknownNameError):
+        control_scores("nope", 3)
+    with pytest.raises(ValueError, match="seeded generator"):
+        control_scores("random", 3)
