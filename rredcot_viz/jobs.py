@@ -114,6 +114,7 @@ class Job:
     stored_cost: dict[str, float] = field(default_factory=dict)  # a job read back from the store
     _scope: CostScope | None = field(default=None, repr=False)
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _settled: threading.Event = field(default_factory=threading.Event, repr=False)  # its thread is out of it
     _on_change: Callable[[Job, bool], None] | None = field(default=None, repr=False)
 
     @property
@@ -210,6 +211,7 @@ class JobManager:
 
     def _run(self, job: Job, function: Callable[[Job], Any]) -> None:
         if job.status != "queued":
+            job._settled.set()
             return
         job.status, job.started = "running", time.time()
         self._persist(job, force=True)
@@ -229,6 +231,7 @@ class JobManager:
         finally:
             job.finished = time.time()
             self._persist(job, force=True)
+            job._settled.set()
 
     def _persist(self, job: Job, force: bool) -> None:
         if self.store is None:
@@ -296,9 +299,12 @@ class JobManager:
             active = [job for job in self._jobs.values() if job.active]
         for job in active:
             job.cancel()
+        # Wait for each running job's thread to leave it, final store write included: a daemon thread still
+        # inside DuckDB (GIL released) when the interpreter finalizes aborts the process.
+        running = [job for job in active if job.started is not None or job.status == "running"]
         deadline = time.time() + timeout
-        while any(job.active for job in active) and time.time() < deadline:
-            time.sleep(0.05)
+        for job in running:
+            job._settled.wait(max(0.0, deadline - time.time()))
         for job in active:
             if job.active:
                 job.status, job.finished = "cancelled", time.time()
