@@ -151,7 +151,9 @@ def plot(steps: list[int], curves: dict[str, np.ndarray], args: argparse.Namespa
             axis.fill_between(steps, runs.min(axis=0), runs.max(axis=0), color=line.get_color(), alpha=0.15)
     axis.set_xlabel("training step")
     axis.set_ylabel("held-out accuracy (32 problems x 2)")
-    axis.set_title(f"{args.model}, built-in task, LoRA, 8 rollouts/step ({args.seeds} seeds, band = min-max)")
+    axis.set_title(
+        f"{args.model}, built-in task, LoRA, 8 rollouts/step\n{args.seeds} seed(s), band = min-max over seeds"
+    )
     axis.legend()
     figure.tight_layout()
     figure.savefig(OUT / "trainer_curves.png", dpi=120)

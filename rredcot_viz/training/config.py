@@ -76,7 +76,8 @@ class TrainConfig:
 
 def quick(**overrides) -> TrainConfig:
     """Short online refinements of a small model on a CPU or one GPU (METHOD.md §9.6 'quick': 4 prompts x 8
-    rollouts, LoRA rank 16, lr 5e-5); this project's CPU default halves the prompts per step."""
+    rollouts, LoRA rank 16, lr 5e-5); on 2 CPU cores this project uses 1 prompt x 8 rollouts (about 8 s a
+    step). Not chosen by a sweep of prompts per step: that measurement is still open (README, Training)."""
     return replace(TrainConfig(), **overrides)
 
 
