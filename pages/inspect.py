@@ -5,13 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rredcot_viz.errors import RredcotError
-from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.coupling import uniform_credit
 from rredcot_viz.figures import credit_bars, trace_heatmap, value_curves
-from rredcot_viz.jobs import cost_scope
 from rredcot_viz.segmenters.hybrid import replay
-from rredcot_viz.ui import resources, widgets
+from rredcot_viz.ui import widgets
 
 SHADES = {
     "sigma": "σ: credit this segment earned (value after minus before)",
@@ -32,7 +29,6 @@ with st.expander("What am I looking at?"):
         "raised it, red ones lowered it, and the credits add up to the outcome."
     )
     st.page_link("pages/learn.py", label="Learn the idea on a toy problem you control", icon="🎓")
-widgets.model_warning(config)
 if trace is None:
     st.stop()
 
@@ -42,41 +38,13 @@ col_a.metric("Trace answer", str(trace.answer))
 col_b.metric("Reference answer", str(trace.reference_answer))
 col_c.metric("Outcome R", {1.0: "1 (correct)", 0.0: "0 (wrong)"}.get(trace.outcome, "unknown"))
 
-text_input = widgets.trace_text_input(config, trace)
-segmenter = widgets.segmentation_controls("inspect", trace, text_input=text_input)
-estimator, analysis_config = widgets.estimator_controls("inspect")
-name, fallback_note = widgets.usable_estimator(estimator.name, trace)
-if fallback_note:
-    st.info(fallback_note)
-    estimator = estimators.get(name)(**{"aggregation": getattr(estimator.config, "aggregation", "mean_prob")})
-
-progress = None
-try:
-    analyzer = resources.analyzer(config, analysis_config)
-    context = analyzer.context(trace)
-    first_time = not context.has_stats
-    progress = widgets.StreamlitProgress(
-        "Scoring the candidate boundaries once (K and the text-based segmenters are then instant)"
-    )
-    with cost_scope(analyzer.lm) as spent:  # this computation's own cost, not other tabs' or jobs'
-        result = analyzer.analyze(trace, segmenter, estimator, progress=progress)
-    progress.close()
-except Exception as error:  # the page boundary: a message, never a traceback
-    if progress is not None:
-        progress.close()
-    st.error(str(error) if isinstance(error, RredcotError) else f"The analysis failed: {type(error).__name__}: {error}")
-    st.stop()
+analysis = widgets.recorded_analysis("inspect", trace) or widgets.live_analysis("inspect", config, trace)
+result = analysis.result
 
 segments = result.segmentation.segments
 components = result.values.components
 state_values = {"Q_hat": result.values.values, **{k: v for k, v in components.items() if k in ("R_hat", "v_hat")}}
-cost = spent.cost
-calls = (
-    "no model calls (from the cache)"
-    if cost.calls == 0
-    else (f"{cost.calls} model call: {cost.tokens_processed} tokens in {cost.seconds:.1f} s")
-)
-st.caption(f"K = {result.k} segments · {calls}" + ("" if not first_time else " · first analysis of this trace"))
+st.caption(f"K = {result.k} segments · {analysis.cost_caption}")
 for note in result.warnings + result.values.notes:
     st.info(note)
 
@@ -131,15 +99,17 @@ st.dataframe(table, hide_index=True, key="inspect_table")
 st.download_button(
     "Download the segment table (CSV)",
     table.to_csv(index=False).encode(),
-    file_name=f"{trace.short_id}-{segmenter.name}-k{result.k}.csv",
+    file_name=f"{trace.short_id}-{result.segmentation.strategy}-k{result.k}.csv",
     mime="text/csv",
 )
 
-if segmenter.name == "hybrid" and result.segmentation.merge_history:
+if analysis.segmenter is not None and analysis.segmenter.name == "hybrid" and result.segmentation.merge_history:
     with st.expander("Replay the hybrid segmentation (keyword pieces merged by lowest entropy)"):
         history = result.segmentation.merge_history
         step = st.slider("Merge step", 0, len(history), len(history), key="inspect_replay")
-        replayed = replay(result.segmentation, context.segmenter_input(analyzer.scope_for(segmenter)), step)
+        replayed = replay(
+            result.segmentation, analysis.context.segmenter_input(analysis.analyzer.scope_for(analysis.segmenter)), step
+        )
         if step:
             merge = history[step - 1]
             st.caption(

@@ -122,7 +122,13 @@ def test_inspect_in_a_real_browser(server, browser):
     choose(page, "Trace", "Filling a tank with a drain open · correct")
     page.wait_for_selector("text=A water tank", timeout=120000)
     wait_idle(page)
+    assert page.get_by_text("These scores were recorded with Qwen2.5-Coder-1.5B").count() == 1
+    recorded = segments(page)
+    page.get_by_text("Re-score live with the loaded model", exact=True).click()
+    page.wait_for_selector("text=cannot do arithmetic", timeout=120000)
+    wait_idle(page)
     before = segments(page)
+    assert recorded >= 2 and before >= 2
     slider = page.get_by_role("slider").first
     slider.focus()
     slider.press("Home")  # K = 2

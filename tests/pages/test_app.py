@@ -24,6 +24,8 @@ def test_unfetched_optional_model_says_how_to_fetch(tmp_path, monkeypatch):
     monkeypatch.setenv("RREDCOT_CACHE_DIR", str(tmp_path))  # nothing fetched here
     app = run_page()
     app.sidebar.selectbox(key="model").select("qwen2.5-coder-1.5b").run()
+    assert not app.exception and not app.error  # the sample's recorded scores need no model
+    app.radio(key="inspect_source").set_value("live").run()
     assert not app.exception
     assert "python -m rredcot_viz fetch-model qwen2.5-coder-1.5b" in app.error[0].value
 

@@ -17,8 +17,33 @@ def segment_count(app) -> int:
     return len(re.findall(r'data-segment="\d+"', app.get("html")[0].proto.body))
 
 
-def test_lands_on_an_analysed_sample_and_shows_the_values():
+def live_page():
+    """The Inspect page re-scoring the default sample with the loaded model instead of its recording."""
     app = run_page()
+    app.radio(key="inspect_source").set_value("live").run()
+    return app
+
+
+def test_lands_on_the_recorded_scores_without_model_work():
+    lm = resources.model(resources.ModelConfig())
+    calls = lm.meter.total.calls
+    app = run_page()
+    assert app.title[0].value == "Inspect" and not app.exception
+    assert app.radio(key="inspect_source").value == "recorded"
+    assert "recorded with Qwen2.5-Coder-1.5B" in app.info[0].value
+    caption = app.main.caption[0].value
+    k = int(re.search(r"K = (\d+) segments · recorded: no model calls", caption).group(1))
+    assert segment_count(app) == k and lm.meter.total.calls == calls
+    metrics = {m.label: m.value for m in app.metric}
+    assert float(metrics["Σσ"]) == pytest.approx(float(metrics["Outcome R"]), abs=1e-4)
+    curves = figure_titled(app, "Values at the states")
+    q_hat = next(trace for trace in curves["data"] if trace["name"] == "Q_hat")
+    assert len(q_hat["y"]) == k + 1 and max(q_hat["y"][:-1]) < 0.99  # Qwen's values move before the answer
+    assert not any(s.key == "inspect_k" for s in app.slider)  # the recording's settings, no live controls
+
+
+def test_lands_on_an_analysed_sample_and_shows_the_values():
+    app = live_page()
     assert app.title[0].value == "Inspect"
     assert "cannot do arithmetic" in app.info[0].value
     caption = app.main.caption[0].value
@@ -39,7 +64,7 @@ def test_lands_on_an_analysed_sample_and_shows_the_values():
 
 
 def test_changing_k_and_segmenter_makes_no_model_calls():
-    app = run_page()
+    app = live_page()
     app.sidebar.selectbox(key="trace_Samples").select_index(7).run()  # a long sample
     lm = resources.model(resources.ModelConfig())
     calls = lm.meter.total.calls
@@ -58,7 +83,7 @@ def test_changing_k_and_segmenter_makes_no_model_calls():
 
 
 def test_shading_views_and_replay():
-    app = run_page()
+    app = live_page()
     for shade in ("Q_hat", "R_hat", "v_hat", "sigma"):
         app.segmented_control(key="inspect_shade").set_value(shade).run()
         assert not app.exception and segment_count(app) >= 2
@@ -121,7 +146,7 @@ def test_upload_is_parsed_reported_and_size_limited(monkeypatch):
 def test_k_defaults_to_the_config_and_never_exceeds_the_pieces():
     from rredcot_viz.segmenters.hybrid import HybridSegmenterConfig
 
-    app = run_page()
+    app = live_page()
     slider = app.slider(key="inspect_k")
     pieces = int(re.search(r"at most (\d+) pieces", slider.label).group(1))
     assert slider.value == min(HybridSegmenterConfig().k, pieces) and slider.max == max(pieces, 3)
