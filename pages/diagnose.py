@@ -7,11 +7,12 @@ import streamlit as st
 
 from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.resample import ResetConfig, edit_segment, reset_resample
-from rredcot_viz.diagnosis.verdicts import cached_verdict, confusion_matrix, evaluation_runs, load_evaluation
+from rredcot_viz.diagnosis.verdicts import cached_verdict
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
-from rredcot_viz.figures import confusion_heatmap, reset_tree, trace_heatmap, value_curves
+from rredcot_viz.figures import reset_tree, trace_heatmap, value_curves
 from rredcot_viz.ui import resources, widgets
+from rredcot_viz.ui.evaluation_panel import evaluation_panel
 
 INLINE = ["min_sigma", "value_drop", "loo"]
 SAMPLED = ["self_localize", "mc"]
@@ -156,28 +157,4 @@ with st.expander("Edit a segment by hand (off-policy) and re-score"):
         except RredcotError as error:
             st.error(str(error))
 
-st.subheader("ProcessBench evaluation")
-runs = evaluation_runs(resources.store())
-if runs.empty:
-    st.caption(
-        "No evaluation stored yet: `python -m rredcot_viz eval-diagnosis --data "
-        "../shared/data/processbench/gsm8k.json --detector all` records one here."
-    )
-else:
-    run_id = st.selectbox(
-        "Run",
-        runs["run_id"].tolist(),
-        key="diagnose_run",
-        format_func=lambda r: f"{runs.set_index('run_id').loc[r, 'split']} · {r}",
-    )
-    table, details = load_evaluation(resources.store(), run_id)
-    st.dataframe(table, hide_index=True, key="diagnose_eval_table")
-    detector = st.selectbox("Confusion view of", list(details), key="diagnose_confusion_detector")
-    detail = details[detector]
-    st.plotly_chart(
-        confusion_heatmap(
-            confusion_matrix(detail["predictions"], detail["labels"], detail["n_steps"]),
-            f"{detector}: predicted vs labelled first error",
-        ),
-        key="diagnose_confusion",
-    )
+evaluation_panel(config)

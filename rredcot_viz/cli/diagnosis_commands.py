@@ -6,28 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-import uuid
 from pathlib import Path
 
 from rredcot_viz.cli import Command, ProgressBars, commands
-from rredcot_viz.cli.analysis_commands import analysis_config, format_table, select_traces
+from rredcot_viz.cli.analysis_commands import format_table, select_traces
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
 from rredcot_viz.cli.options import parse_overrides
-
-
-def _attach(args: argparse.Namespace, traces: list) -> list:
-    from rredcot_viz.paths import shared_data_dir
-    from rredcot_viz.traces.references import attach_references
-
-    reference = args.references
-    if reference == "auto":
-        candidate = shared_data_dir() / "gsm8k" / "test.jsonl"
-        reference = str(candidate) if "gsm8k" in Path(args.data).name.lower() and candidate.is_file() else "none"
-    if reference == "none":
-        return traces
-    traces, matched = attach_references(traces, reference)
-    print(f"references: {matched} of {len(traces)} traces matched in {reference}")
-    return traces
 
 
 def _configure_eval(parser: argparse.ArgumentParser) -> None:
@@ -59,11 +43,9 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
 
 def _run_eval(args: argparse.Namespace) -> int:
     from rredcot_viz.diagnosis import detectors
-    from rredcot_viz.diagnosis.processbench import baselines, evaluate
-    from rredcot_viz.engine import Analyzer, BoundaryCache
     from rredcot_viz.errors import ConfigError
-    from rredcot_viz.segmenters import segmenters
-    from rredcot_viz.traces.importers import import_file
+    from rredcot_viz.store import Store
+    from rredcot_viz.workflows.diagnose import EvaluationRequest, f1_text, run_evaluation, store_evaluation
 
     names = detectors.names() if args.detector == "all" else [n.strip() for n in args.detector.split(",")]
     options: dict[str, dict] = {detectors.resolve(n): {} for n in names}
@@ -72,78 +54,41 @@ def _run_eval(args: argparse.Namespace) -> int:
         if detectors.resolve(name) not in options:
             raise ConfigError(f"--opt {pair!r} names detector {name!r}, which is not being evaluated")
         options[detectors.resolve(name)].update(parse_overrides(detectors.get(name).Config, [setting]))
-    report = import_file(args.data, args.format, args.limit)
-    traces = report.traces
-    if args.sample and args.sample < len(traces):
-        import numpy as np
-
-        chosen = np.random.default_rng(args.sample_seed).choice(len(traces), args.sample, replace=False)
-        traces = [traces[i] for i in sorted(chosen)]
-    traces = _attach(args, traces)
-    print(f"{len(traces)} traces from {args.data} ({report.format}); {report.records_failed} records skipped")
-    args.scope, args.boundaries, args.no_chat_template = "reasoning", "states", False
-    # every trace stays in the score cache, so detectors that read the same values (min_sigma, value_drop) share them
-    cache = BoundaryCache(max_contexts=len(traces) + 8)
-    analyzer = Analyzer(load_from_args(args), analysis_config(args), cache=cache)
-    segmenter = segmenters.get(args.segmenter)()
+    request = EvaluationRequest(
+        Path(args.data),
+        options,
+        format=args.format,
+        limit=args.limit,
+        sample=args.sample,
+        sample_seed=args.sample_seed,
+        references=args.references,
+        segmenter=args.segmenter,
+        variant=args.variant,
+    )
+    lm = load_from_args(args)
     bars = ProgressBars()
-    evaluations = []
-    for name in options:
-        detector = detectors.get(name)(**options[name])
-        evaluation = evaluate(detector, analyzer, traces, segmenter, bars.callback(name))
-        bars.close()
-        evaluations.append(evaluation)
-        print(
-            f"  {name}: F1 {100 * evaluation.scores.f1:.1f}% in {evaluation.scores.seconds:.0f} s"
-            + (f" ({len(evaluation.errors)} failed, e.g. {evaluation.errors[0]})" if evaluation.errors else "")
-        )
-    rows = [e.scores.row() for e in evaluations] + [b.row() for b in baselines(traces)]
-    split = Path(args.data).stem
-    print(f"\nProcessBench {split}, n={len(traces)}, model {analyzer.lm.name}")
-    print(format_table(rows, "{:.1f}"))
+    outcome = run_evaluation(lm, request, bars.update)
+    bars.close()
+    for note in outcome.notes:
+        print(note)
+    for evaluation in outcome.evaluations:
+        failed = f" ({len(evaluation.errors)} failed, e.g. {evaluation.errors[0]})" if evaluation.errors else ""
+        print(f"  {evaluation.detector}: {f1_text(evaluation.scores)} in {evaluation.scores.seconds:.0f} s{failed}")
+    print(f"\nProcessBench {outcome.split}, n={len(outcome.traces)}, model {lm.name}")
+    print(format_table(outcome.rows, "{:.1f}"))
     if not args.no_store:
-        subset = f" (random {len(traces)}, seed {args.sample_seed})" if args.sample else ""
-        _store(analyzer, split + subset, evaluations, rows, options)
-    best = max(evaluations, key=lambda e: e.scores.f1)
-    always_last = next(b for b in baselines(traces) if b.name == "always_last")
+        store = Store()
+        run_id = store_evaluation(store, lm, outcome, request)
+        print(f"stored as run {run_id} in {store.path}")
+        store.close()
+    best, always_last = outcome.best, outcome.baseline("always_last")
+    best_f1 = "nan" if best.scores.f1 is None else f"{best.scores.f1:.4f}"
+    last_f1 = "nan" if always_last.f1 is None else f"{always_last.f1:.4f}"
     print(
-        f"split={split} n={len(traces)} best_detector={best.detector} best_f1={best.scores.f1:.4f} "
-        f"always_last_f1={always_last.f1:.4f}"
+        f"split={outcome.split.split(' ')[0]} n={len(outcome.traces)} best_detector={best.detector} "
+        f"best_f1={best_f1} always_last_f1={last_f1}"
     )
     return 0
-
-
-def _store(analyzer, split: str, evaluations: list, rows: list, options: dict) -> None:
-    from rredcot_viz.store import Store
-
-    store = Store()
-    run_id = f"diagnosis-{uuid.uuid4().hex[:10]}"
-    info = analyzer.lm.info()
-    store.put_run(run_id, "diagnosis", info, {"split": split, "detectors": options}, None)
-    for evaluation in evaluations:
-        payload = {
-            "detector": evaluation.detector,
-            "scores": evaluation.scores.row(),
-            "predictions": evaluation.predictions,
-            "labels": evaluation.labels,
-            "n_steps": evaluation.n_steps,
-            "trace_hashes": evaluation.trace_hashes,
-            "errors": evaluation.errors[:50],
-        }
-        store.put_result(
-            f"{run_id}:{evaluation.detector}",
-            "",
-            "diagnosis",
-            evaluation.detector,
-            options[evaluation.detector],
-            payload,
-            {"seconds": evaluation.scores.seconds},
-        )
-    store.finish_run(
-        run_id, "done", {"split": split, "table": rows}, {"seconds": sum(e.scores.seconds for e in evaluations)}
-    )
-    print(f"stored as run {run_id} in {store.path}")
-    store.close()
 
 
 def _configure_resample(parser: argparse.ArgumentParser) -> None:

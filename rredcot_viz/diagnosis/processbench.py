@@ -2,8 +2,10 @@
 
 A prediction counts only on exact match with the label (0-based first wrong step, -1 = all correct); an
 abstention counts as wrong. Erroneous and correct samples are split by the label, never by
-``final_answer_correct``. F1 is the harmonic mean of the two accuracies. The trivial baselines (always
-"no error", always the first step, always the last step, a uniformly random step) are scored alongside.
+``final_answer_correct``. F1 is the harmonic mean of the two accuracies, undefined ("n/a") when a class is
+empty (not 0: the accuracy of an empty class is not 0); each accuracy comes with its Wilson 95% interval.
+The trivial baselines (always "no error", always the first step, always the last step, a uniformly random
+step) are scored alongside.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from rredcot_viz.diagnosis.verdicts import confusion_matrix
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.segmenters.base import Segmenter
+from rredcot_viz.stats import wilson_interval
 from rredcot_viz.traces.trace import Trace
 
 
@@ -28,27 +31,48 @@ class Scores:
     n: int
     n_error: int
     n_correct: int
-    acc_error: float
-    acc_correct: float
-    f1: float
+    acc_error: float | None  # None: no erroneous sample, the accuracy is undefined
+    acc_correct: float | None  # None: no correct sample
+    f1: float | None  # None when a class is empty: the harmonic mean of an undefined accuracy is undefined
     seconds: float = 0.0
     failures: int = 0  # traces the detector could not run on (counted as wrong)
+    hits_error: int = 0
+    hits_correct: int = 0
+
+    @property
+    def f1_reason(self) -> str:
+        """Why F1 is n/a ("" when it is defined)."""
+        empty = [name for name, count in (("erroneous", self.n_error), ("correct", self.n_correct)) if count == 0]
+        return f"no {' and no '.join(empty)} samples" if empty else ""
 
     def row(self) -> dict[str, Any]:
+        def percent(value: float | None) -> float | str:
+            return "n/a" if value is None else round(100 * value, 1)
+
+        def interval(hits: int, n: int) -> str:
+            low, high = wilson_interval(hits, n)
+            return "n/a" if n == 0 else f"{100 * low:.0f}-{100 * high:.0f}"
+
         return {
             "detector": self.name,
             "n": self.n,
-            "acc_erroneous_%": round(100 * self.acc_error, 1),
-            "acc_correct_%": round(100 * self.acc_correct, 1),
-            "F1_%": round(100 * self.f1, 1),
+            "acc_erroneous_%": percent(self.acc_error),
+            "erroneous_95%_CI": interval(self.hits_error, self.n_error),
+            "acc_correct_%": percent(self.acc_correct),
+            "correct_95%_CI": interval(self.hits_correct, self.n_correct),
+            "F1_%": percent(self.f1) if self.f1 is not None else f"n/a ({self.f1_reason})",
             "seconds": round(self.seconds, 1),
             "failures": self.failures,
         }
 
 
-def f1_score(acc_error: float, acc_correct: float) -> float:
-    """>>> round(f1_score(0.5, 0.8), 4)
+def f1_score(acc_error: float | None, acc_correct: float | None) -> float | None:
+    """The harmonic mean of the two accuracies; None when either is undefined (an empty class).
+
+    >>> round(f1_score(0.5, 0.8), 4)
     0.6154"""
+    if acc_error is None or acc_correct is None:
+        return None
     total = acc_error + acc_correct
     return 0.0 if total == 0 else 2 * acc_error * acc_correct / total
 
@@ -60,8 +84,10 @@ def score(name: str, predictions: list[int | None], labels: list[int], seconds: 
     pairs = list(zip(predictions, labels, strict=True))
     errors = [(p, label) for p, label in pairs if label != NO_ERROR]
     corrects = [(p, label) for p, label in pairs if label == NO_ERROR]
-    acc_error = sum(p == label for p, label in errors) / len(errors) if errors else 0.0
-    acc_correct = sum(p == NO_ERROR for p, _ in corrects) / len(corrects) if corrects else 0.0
+    hits_error = sum(p == label for p, label in errors)
+    hits_correct = sum(p == NO_ERROR for p, _ in corrects)
+    acc_error = hits_error / len(errors) if errors else None
+    acc_correct = hits_correct / len(corrects) if corrects else None
     failures = sum(p is None for p in predictions)
     return Scores(
         name,
@@ -73,6 +99,8 @@ def score(name: str, predictions: list[int | None], labels: list[int], seconds: 
         f1_score(acc_error, acc_correct),
         seconds,
         failures,
+        hits_error,
+        hits_correct,
     )
 
 

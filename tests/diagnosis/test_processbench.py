@@ -12,6 +12,24 @@ from rredcot_viz.traces.trace import Trace
 def test_f1_fixture_and_edge_cases():
     assert f1_score(0.5, 0.8) == pytest.approx(0.6154, abs=1e-4)
     assert f1_score(0.0, 0.0) == 0.0 and f1_score(1.0, 0.0) == 0.0
+    assert f1_score(None, 1.0) is None and f1_score(0.5, None) is None  # an empty class: undefined, not 0
+
+
+def test_an_empty_class_gives_n_a_not_zero():
+    only_errors = score("always_no_error", [-1, -1, -1], [0, 2, 1])  # a sample with no correct traces
+    assert only_errors.acc_error == 0.0 and only_errors.acc_correct is None and only_errors.f1 is None
+    row = only_errors.row()
+    assert row["F1_%"] == "n/a (no correct samples)" and row["acc_correct_%"] == "n/a"
+    assert row["correct_95%_CI"] == "n/a" and row["erroneous_95%_CI"] == "0-56"  # Wilson, 0 of 3
+    assert score("x", [], []).row()["F1_%"] == "n/a (no erroneous and no correct samples)"
+
+
+def test_accuracies_carry_wilson_intervals():
+    result = score("x", [2] * 7 + [0] * 3 + [-1] * 4, [2] * 10 + [-1] * 4)  # 7 of 10 erroneous, 4 of 4 correct
+    assert (result.hits_error, result.hits_correct) == (7, 4)
+    row = result.row()
+    assert row["erroneous_95%_CI"] == "40-89"  # wilson_interval(7, 10) = (0.3968, 0.8922)
+    assert row["correct_95%_CI"] == "51-100" and row["F1_%"] == 82.4
 
 
 def test_score_by_hand():
@@ -32,7 +50,7 @@ def test_baselines_by_hand():
     ]
     table = {b.name: b for b in baselines(traces)}
     assert (table["always_no_error"].acc_error, table["always_no_error"].acc_correct) == (0.0, 1.0)
-    assert table["always_no_error"].f1 == 0.0
+    assert table["always_no_error"].f1 == 0.0  # both classes present: a real 0
     assert table["always_first"].acc_error == 0.5 and table["always_first"].acc_correct == 0.0
     assert table["always_last"].acc_error == 0.5  # trace 3's last step is its labelled error
 

@@ -43,3 +43,39 @@ def test_verdicts_reset_tree_and_evaluation_view():
     confusion = figure_titled(app, "min_sigma: predicted vs labelled")
     assert confusion["data"][0]["z"][1][1] == 1  # labelled step 1, predicted step 1
     assert app.dataframe[-1].value["detector"].tolist() == ["min_sigma"]
+
+
+def test_an_evaluation_starts_as_a_job_and_its_run_opens(tmp_path, monkeypatch):
+    import json
+
+    folder = tmp_path / "processbench"
+    folder.mkdir()
+    records = [
+        {"id": f"r{i}", "problem": f"What is {i} + {i}?", "steps": [f"{i} + {i} = {2 * i + e}.", f"So {2 * i + e}."]}
+        | {"final_answer_correct": e == 0, "label": -1 if e == 0 else 0}
+        for i, e in zip(range(1, 7), [1, 1, 1, 0, 0, 0], strict=True)
+    ]
+    (folder / "tiny_split.json").write_text(json.dumps(records))
+    monkeypatch.setenv("RREDCOT_SHARED_DATA", str(tmp_path))
+    app = run_page("pages/diagnose.py")
+    assert app.selectbox(key="eval_file").options == ["processbench/tiny_split.json", "upload a file"]
+    app.number_input(key="eval_sample").set_value(3)
+    app.multiselect(key="eval_detectors").set_value(["min_sigma"])
+    app.button(key="FormSubmitter:eval_form-Evaluate in the background").click().run()
+    assert not app.exception
+    job = resources.jobs().get(app.session_state["eval_job"])
+    assert (job.kind, job.unit, job.total) == ("diagnosis", "traces", 3)  # real units from the start
+    resources.jobs().wait(job, timeout=300)
+    assert job.status == "done", job.error
+    app.run()
+    runs = app.selectbox(key="diagnose_run")
+    assert runs.value == job.result and runs.format_func(runs.value).startswith("tiny_split (random 3, seed 0)")
+    table = app.dataframe[-1].value
+    assert table["detector"].tolist() == [
+        "min_sigma",
+        "always_no_error",
+        "always_first",
+        "always_last",
+        "uniform_random",
+    ]
+    assert table["n"].tolist() == [3] * 5

@@ -1,0 +1,113 @@
+"""The Diagnose page's ProcessBench-style evaluation: start one on a seeded sample of a step-labelled file as
+a background job (the same workflow as ``eval-diagnosis``), follow it, and read the stored runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from rredcot_viz.diagnosis import detectors
+from rredcot_viz.diagnosis.verdicts import confusion_matrix, evaluation_runs, load_evaluation
+from rredcot_viz.figures import confusion_heatmap
+from rredcot_viz.model.loading import ModelConfig
+from rredcot_viz.paths import data_dir, shared_data_dir
+from rredcot_viz.ui import resources, widgets
+from rredcot_viz.workflows.diagnose import EvaluationRequest, run_evaluation, store_evaluation
+
+DEFAULT_DETECTORS = ["min_sigma", "value_drop"]  # the two that share one analysis per trace
+UPLOAD = "upload a file"
+
+
+def labelled_files() -> dict[str, Path]:
+    """Step-labelled files found in the shared data folder, by a name relative to it."""
+    root = shared_data_dir()
+    found = sorted((root / "processbench").glob("*.json")) if (root / "processbench").is_dir() else []
+    return {str(path.relative_to(root)): path for path in found}
+
+
+def _chosen_file() -> tuple[Path, str] | None:
+    files = labelled_files()
+    choice = st.selectbox("Step-labelled file", [*files, UPLOAD], key="eval_file")
+    if choice != UPLOAD:
+        return files[choice], choice
+    upload = st.file_uploader("ProcessBench-format JSON / JSONL", type=["json", "jsonl"], key="eval_upload")
+    if upload is None:
+        return None
+    folder = data_dir() / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / Path(upload.name).name  # the user's name, without any folder they sent
+    path.write_bytes(upload.getvalue())
+    return path, upload.name
+
+
+def start_form(config: ModelConfig) -> None:
+    with st.form("eval_form"):
+        chosen = _chosen_file()
+        left, middle, right = st.columns(3)
+        sample = left.number_input("Records (seeded sample)", 1, 5000, 20, key="eval_sample")
+        seed = middle.number_input("Seed", 0, 10_000, 0, key="eval_seed")
+        segmenter = right.selectbox("Segments", ["given", "hybrid", "sentence"], key="eval_segmenter")
+        names = st.multiselect("Detectors", detectors.names(), default=DEFAULT_DETECTORS, key="eval_detectors")
+        submitted = st.form_submit_button("Evaluate in the background")
+    if not submitted:
+        return
+    if chosen is None or not names:
+        st.error("Choose a file (or upload one) and at least one detector.")
+        return
+    path, shown = chosen
+    detector_options = {name: {} for name in names}
+    request = EvaluationRequest(path, detector_options, sample=int(sample), sample_seed=int(seed), segmenter=segmenter)
+    lm, store = resources.model(config), resources.store()
+
+    def run(job):
+        def report(name: str, done: int, total: int) -> None:
+            job.progress(names.index(name) * total + done, total * len(names), f"{name}: {done}/{total} traces")
+
+        return store_evaluation(store, lm, run_evaluation(lm, request, report), request)
+
+    label = f"evaluate {', '.join(names)} on {shown}"
+    job = resources.jobs().submit(label, run, kind="diagnosis", unit="traces", total=int(sample) * len(names))
+    st.session_state["eval_job"] = job.id
+
+
+@st.fragment(run_every=1.0)
+def job_progress() -> None:
+    job = resources.jobs().get(st.session_state.get("eval_job", ""))
+    if job is None:
+        return
+    text = f"{job.label}: {job.message or 'starting'} ({job.elapsed:.0f} s)"
+    if widgets.job_status(job, "eval", text, done="Evaluation stored.") and job.status == "done":
+        st.session_state["diagnose_run"] = job.result
+        st.rerun(scope="app")
+
+
+def stored_runs() -> None:
+    runs = evaluation_runs(resources.store())
+    if runs.empty:
+        st.caption("No evaluation stored yet: start one above, or run `python -m rredcot_viz eval-diagnosis`.")
+        return
+    splits = runs.set_index("run_id")["split"]
+    if st.session_state.get("diagnose_run") not in splits.index:
+        st.session_state.pop("diagnose_run", None)
+    run_id = st.selectbox("Run", splits.index.tolist(), key="diagnose_run", format_func=lambda r: f"{splits[r]} · {r}")
+    table, details = load_evaluation(resources.store(), run_id)
+    st.dataframe(table, hide_index=True, key="diagnose_eval_table")
+    st.caption("F1 is n/a when the sample has no erroneous or no correct traces; the last rows are trivial baselines.")
+    detector = st.selectbox("Confusion view of", list(details), key="diagnose_confusion_detector")
+    detail = details[detector]
+    st.plotly_chart(
+        confusion_heatmap(
+            confusion_matrix(detail["predictions"], detail["labels"], detail["n_steps"]),
+            f"{detector}: predicted vs labelled first error",
+        ),
+        key="diagnose_confusion",
+    )
+
+
+def evaluation_panel(config: ModelConfig) -> None:
+    st.subheader("ProcessBench evaluation")
+    with st.expander("Start an evaluation", expanded=False):
+        start_form(config)
+    job_progress()
+    stored_runs()

@@ -1,0 +1,1 @@
+"""Use-cases that the CLI and the app both call, so a page and a command never disagree on what a run does."""

@@ -1,0 +1,54 @@
+"""The evaluation workflow shared by eval-diagnosis and the Diagnose page: seeded samples in file order,
+the baselines beside the detectors, and a stored run the page can read back."""
+
+from __future__ import annotations
+
+import json
+
+from rredcot_viz.diagnosis.verdicts import evaluation_runs, load_evaluation
+from rredcot_viz.store import Store
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.workflows.diagnose import EvaluationRequest, run_evaluation, seeded_sample, store_evaluation
+
+RECORDS = [
+    {
+        "id": f"r{i}",
+        "problem": f"What is {i} + {i}?",
+        "steps": [f"{i} + {i} = {2 * i + e}.", f"So {2 * i + e}."],
+        "final_answer_correct": e == 0,
+        "label": -1 if e == 0 else 0,
+    }
+    for i, e in zip(range(1, 7), [1, 1, 1, 0, 0, 0], strict=True)
+]
+
+
+def test_a_seeded_sample_keeps_file_order_and_is_reproducible():
+    traces = [Trace("q", f"step {i}", trace_id=str(i)) for i in range(10)]
+    first = [t.trace_id for t in seeded_sample(traces, 4, seed=3)]
+    assert first == sorted(first, key=int) and len(set(first)) == 4
+    assert first == [t.trace_id for t in seeded_sample(traces, 4, seed=3)]
+    assert seeded_sample(traces, None, 0) == traces and seeded_sample(traces, 50, 0) == traces
+
+
+def test_an_evaluation_runs_stores_and_reads_back(tiny, tmp_path):
+    data = tmp_path / "tiny_split.json"
+    data.write_text(json.dumps(RECORDS))
+    request = EvaluationRequest(data, {"min_sigma": {"estimator": "uniform"}}, references="none", sample=4)
+    reports: list[tuple[str, int, int]] = []
+    outcome = run_evaluation(tiny, request, lambda name, done, total: reports.append((name, done, total)))
+    assert outcome.split == "tiny_split (random 4, seed 0)" and len(outcome.traces) == 4
+    assert outcome.notes[0].startswith("4 traces from tiny_split.json (processbench)")
+    # uniform credit is never negative, so min_sigma says "no error" on every trace
+    evaluation = outcome.evaluations[0]
+    assert evaluation.predictions == [-1] * 4 and evaluation.labels == [t.first_error for t in outcome.traces]
+    assert reports[-1] == ("min_sigma", 4, 4)
+    assert [row["detector"] for row in outcome.rows] == [
+        "min_sigma", "always_no_error", "always_first", "always_last", "uniform_random"
+    ]  # fmt: skip
+    store = Store(tmp_path / "store.duckdb")
+    run_id = store_evaluation(store, tiny, outcome, request)
+    runs = evaluation_runs(store)
+    assert runs["run_id"].tolist() == [run_id] and runs["split"][0] == outcome.split
+    table, details = load_evaluation(store, run_id)
+    assert table["detector"].tolist()[0] == "min_sigma" and details["min_sigma"]["predictions"] == [-1] * 4
+    store.close()
