@@ -12,6 +12,7 @@ from rredcot_viz.figures import histogram, position_profile
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.ui import resources, widgets
+from rredcot_viz.ui.upload import import_uploaded, upload_widget
 
 config = widgets.model_picker()
 st.title("Dataset")
@@ -27,26 +28,23 @@ with st.expander("Import a dataset", expanded=not store.collections().keys() - {
         key="dataset_shared",
         format_func=lambda p: "(choose)" if p is None else str(p.relative_to(shared_data_dir())),
     )
-    upload = st.file_uploader("or upload JSON / JSONL", type=["json", "jsonl"], key="dataset_upload")
+    upload = upload_widget("dataset_upload", "or upload JSON / JSONL")
     limit = st.number_input("Import at most this many records", 1, 100_000, 200, key="dataset_import_limit")
     if st.button("Import", key="dataset_import", disabled=choice is None and upload is None):
         try:
             if upload is not None:
-                if upload.size > widgets.MAX_UPLOAD_MB * 1024 * 1024:
-                    raise RredcotError(f"{upload.name} is larger than the {widgets.MAX_UPLOAD_MB:g} MB upload limit")
-                report = widgets.import_uploaded(upload.name, upload.getvalue())
+                report = import_uploaded(upload, limit=int(limit))
                 name = upload.name
             else:
                 report = import_file(choice, limit=int(limit))
                 name = choice.name
-            if report is not None:
-                store.put_traces(report.traces[: int(limit)], f"dataset:{name}")
-                st.success(
-                    f"{name}: {min(len(report.traces), int(limit))} traces imported as format {report.format}; "
-                    f"{len(report.issues)} problem records"
-                )
-                for issue in report.issues[:5]:
-                    st.warning(str(issue))
+            store.put_traces(report.traces[: int(limit)], f"dataset:{name}")
+            st.success(
+                f"{name}: {min(len(report.traces), int(limit))} traces imported as format {report.format}; "
+                f"{len(report.issues)} problem records"
+            )
+            for issue in report.issues[:5]:
+                st.warning(str(issue))
         except RredcotError as error:
             st.error(str(error))
 

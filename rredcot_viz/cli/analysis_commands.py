@@ -10,15 +10,13 @@ from typing import Any
 
 from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
-from rredcot_viz.cli.options import parse_overrides
+from rredcot_viz.cli.options import add_input_arguments, input_options, parse_overrides
 from rredcot_viz.engine import Analyzer
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
-    from rredcot_viz.traces.importers import importers
-
     parser.add_argument("file", help="traces in any supported format (see `import`)")
-    parser.add_argument("--format", default="auto", choices=["auto", *importers.names()])
+    add_input_arguments(parser)
     parser.add_argument("--trace", action="append", help="trace id or 0-based index to analyse (repeatable)")
     parser.add_argument("--limit", type=int, default=None, help="analyse at most this many traces")
 
@@ -27,7 +25,7 @@ def select_traces(args: argparse.Namespace) -> list:
     from rredcot_viz.errors import ImportFormatError
     from rredcot_viz.traces.importers import import_file
 
-    report = import_file(args.file, args.format)
+    report = import_file(args.file, args.format, **input_options(args))
     for issue in report.issues[:5]:
         print(f"skipped: {issue}")
     traces = report.traces

@@ -6,13 +6,12 @@ import argparse
 import json
 
 from rredcot_viz.cli import Command, commands
+from rredcot_viz.cli.options import add_input_arguments, input_options
 
 
 def _configure_import(parser: argparse.ArgumentParser) -> None:
-    from rredcot_viz.traces.importers import importers
-
     parser.add_argument("file", help="dataset file (JSON, JSON array or JSONL)")
-    parser.add_argument("--format", default="auto", choices=["auto", *importers.names()])
+    add_input_arguments(parser)
     parser.add_argument("--limit", type=int, help="read at most this many records")
     parser.add_argument("--out", help="write the imported traces as our JSONL schema to this file")
     parser.add_argument("--show-issues", type=int, default=10, help="how many problems to list (default 10)")
@@ -22,7 +21,7 @@ def _run_import(args: argparse.Namespace) -> int:
     from rredcot_viz.traces.importers import import_file
     from rredcot_viz.traces.io import write_jsonl
 
-    report = import_file(args.file, args.format, args.limit)
+    report = import_file(args.file, args.format, args.limit, **input_options(args))
     summary = report.summary()
     for key, value in summary.items():
         print(f"{key:24s} {value}")

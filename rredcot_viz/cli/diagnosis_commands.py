@@ -11,7 +11,7 @@ from pathlib import Path
 from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.analysis_commands import format_table, select_traces
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
-from rredcot_viz.cli.options import parse_overrides
+from rredcot_viz.cli.options import add_input_arguments, input_options, parse_overrides
 
 
 def _configure_eval(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +34,7 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
         "GSM8K split), or none",
     )
     parser.add_argument("--opt", action="append", metavar="DETECTOR.KEY=VALUE", help="a detector setting")
-    parser.add_argument("--format", default="auto")
+    add_input_arguments(parser)
     parser.add_argument("--segmenter", default="given", help="given (default: segment t = step t)")
     parser.add_argument("--variant", default="exact_sum")
     parser.add_argument("--no-store", action="store_true", help="do not record the run in the DuckDB store")
@@ -59,6 +59,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         options,
         format=args.format,
         limit=args.limit,
+        **input_options(args),
         sample=args.sample,
         sample_seed=args.sample_seed,
         references=args.references,

@@ -3,6 +3,7 @@ new method's settings reach the CLI without CLI changes."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 from typing import Any
@@ -39,3 +40,25 @@ def _coerce(raw: str, field: dataclasses.Field, instance: Any) -> Any:
     if raw.lower() == "none":
         return None
     return json.loads(raw) if raw.startswith('"') else raw.encode().decode("unicode_escape")
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--format``, ``--map`` and ``--encoding``: how to read a dataset file, the same for every command."""
+    from rredcot_viz.traces.importers import importers
+
+    parser.add_argument("--format", default="auto", choices=["auto", *importers.names()])
+    parser.add_argument(
+        "--map",
+        action="append",
+        metavar="THEIRS=OURS",
+        help="rename a field of the file to one of ours (question, cot, steps, reference_answer, "
+        "reference_solution, final_answer, correct, first_error, trace_id); repeatable",
+    )
+    parser.add_argument("--encoding", default="utf-8", help="the file's text encoding (default utf-8)")
+
+
+def input_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``import_file`` that ``add_input_arguments`` collected."""
+    from rredcot_viz.traces.importers.fields import parse_field_map
+
+    return {"field_map": parse_field_map(args.map), "encoding": args.encoding}

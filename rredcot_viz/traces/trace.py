@@ -56,6 +56,12 @@ class Trace:
             raise TraceError("a trace needs a non-empty question")
         if not isinstance(self.cot, str) or not self.cot.strip():
             raise TraceError("a trace needs a non-empty chain-of-thought text (cot)")
+        for name in ("final_answer", "reference_answer", "reference_solution"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or value.strip().lower() in ("", "nan")):
+                raise TraceError(
+                    f"{name} must be text or absent, got {value!r}; leave it out where the source has no value"
+                )
         if self.steps is not None:
             object.__setattr__(self, "steps", tuple(self.steps))
             if not self.steps:

@@ -5,10 +5,7 @@ They only gather choices and hand back library objects; they compute nothing.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 import torch
@@ -19,17 +16,17 @@ from rredcot_viz.errors import MissingReferenceError, RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.aggregation import CANDIDATE_NORMALIZED, aggregations
 from rredcot_viz.estimators.redistribution import VARIANTS
+from rredcot_viz.figures import trace_heatmap
 from rredcot_viz.jobs import Job, cost_scope
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.lm import CallCost
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.segmenters import Segmenter, SegmenterInput, segmenters
 from rredcot_viz.segmenters.hybrid import HybridSegmenterConfig
-from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
+from rredcot_viz.ui.upload import import_uploaded, upload_widget
 
-MAX_UPLOAD_MB = float(os.environ.get("RREDCOT_MAX_UPLOAD_MB", "20"))
 CUSTOM = "custom"
 SEGMENTER_HELP = {
     "hybrid": "keyword/newline pieces merged by lowest entropy down to K (RREDCoT's default)",
@@ -169,39 +166,21 @@ def _paste_form() -> None:
 
 
 def _upload_form() -> None:
-    upload = st.sidebar.file_uploader("JSON / JSONL in any supported format", type=["json", "jsonl"], key="upload")
+    upload = upload_widget("upload", container=st.sidebar)
     if upload is None:
         return
-    if upload.size > MAX_UPLOAD_MB * 1024 * 1024:
-        st.sidebar.error(
-            f"{upload.name} is {upload.size / 1e6:.1f} MB; the upload limit is {MAX_UPLOAD_MB:g} MB. Import large "
-            "files with `python -m rredcot_viz import FILE --out traces.jsonl`, or raise RREDCOT_MAX_UPLOAD_MB."
-        )
+    try:
+        report = import_uploaded(upload)
+    except RredcotError as error:
+        st.sidebar.error(str(error))
         return
-    report = import_uploaded(upload.name, upload.getvalue())
-    if report is None:
-        return
-    if report.traces and st.session_state.get("uploaded") != (upload.name, upload.size):
+    if report.traces and st.session_state.get("uploaded") != (upload.name, len(upload.data), upload.options):
         resources.store().put_traces(report.traces, "upload")
         st.session_state["trace_hash"] = st.session_state["trace_Upload"] = report.traces[0].content_hash
-        st.session_state["uploaded"] = (upload.name, upload.size)
+        st.session_state["uploaded"] = (upload.name, len(upload.data), upload.options)
     st.sidebar.success(f"{upload.name}: {len(report.traces)} traces ({report.format}); {len(report.issues)} problems")
     for issue in report.issues[:5]:
         st.sidebar.warning(str(issue))
-
-
-def import_uploaded(name: str, data: bytes):
-    """Parse (never execute) an uploaded file with the importers; errors become messages."""
-    suffix = Path(name).suffix if Path(name).suffix in (".json", ".jsonl") else ".jsonl"
-    with tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as handle:
-        handle.write(data)
-    try:
-        return import_file(handle.name)
-    except RredcotError as error:
-        st.sidebar.error(f"{name}: {error}")
-        return None
-    finally:
-        os.unlink(handle.name)
 
 
 def trace_text_input(config: ModelConfig, trace: Trace) -> SegmenterInput:
@@ -275,7 +254,7 @@ def variant_control(prefix: str, column=st) -> AnalysisConfig:
         key=f"{prefix}_variant",
         help="exact_sum: sum(sigma) = R exactly; difference: sum(sigma) = R - Q-hat_1",
     )
-    return AnalysisConfig(boundaries="all", variant=variant)
+    return AnalysisConfig(boundaries="segmenter", variant=variant)
 
 
 ESTIMATOR_NEEDS = {
@@ -321,7 +300,7 @@ def estimator_controls(prefix: str, names: list[str] | None = None):
         key=f"{prefix}_variant",
         help="exact_sum: sum(sigma) = R exactly; difference: sum(sigma) = R - Q-hat_1",
     )
-    return estimators.get(name)(**options), AnalysisConfig(boundaries="all", variant=variant)
+    return estimators.get(name)(**options), AnalysisConfig(boundaries="segmenter", variant=variant)
 
 
 def job_status(
@@ -428,10 +407,16 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
         context = analyzer.context(trace)
         first_time = not context.has_stats
         progress = StreamlitProgress(
-            "Scoring the candidate boundaries once (K and the text-based segmenters are then instant)"
+            "Scoring this segmenter's candidate boundaries (another K is then instant; another segmenter scores "
+            "only the boundaries it adds)"
         )
+        preview = st.empty()
         with cost_scope(analyzer.lm) as spent:  # this computation's own cost, not other tabs' or jobs'
+            if first_time and "reference_solution" in estimator.needs:
+                with preview.container():
+                    _r_hat_preview(analyzer, trace, segmenter, getattr(estimator.config, "aggregation", "seq_prob"))
             result = analyzer.analyze(trace, segmenter, estimator, progress=progress)
+        preview.empty()
         progress.close()
     except Exception as error:  # the page boundary: a message, never a traceback
         if progress is not None:
@@ -441,6 +426,22 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
         )
         st.stop()
     return Analysis(result, spent.cost, first_time, analyzer, context, segmenter)
+
+
+def _r_hat_preview(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, aggregation: str) -> None:
+    """R-hat alone (a few short continuations, seconds) shown while v-hat's long reference continuations are
+    scored, so a first look never waits for the whole analysis; the full result replaces it."""
+    quick = analyzer.analyze(trace, segmenter, estimators.get("answer_only")(aggregation=aggregation))
+    segments = quick.segmentation.segments
+    st.caption("First look: R̂ alone (chance of the right answer if the trace stopped here); v̂ is being computed…")
+    st.html(
+        trace_heatmap(
+            [s.text for s in segments],
+            quick.sigma,
+            [{"R_hat": float(quick.values.values[s.index]), "sigma": float(quick.sigma[s.index])} for s in segments],
+            answer_text=trace.cot[segments[-1].char_span[1] :],
+        )
+    )
 
 
 def jobs_panel(limit: int = 8) -> None:

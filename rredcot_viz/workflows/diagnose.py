@@ -36,6 +36,8 @@ class EvaluationRequest:
     detectors: dict[str, dict[str, Any]]  # resolved detector name -> its options
     format: str = "auto"
     limit: int | None = None
+    field_map: dict[str, str] = field(default_factory=dict)  # the file's field -> ours
+    encoding: str = "utf-8"
     sample: int | None = None  # a seeded random subset, kept in file order
     sample_seed: int = 0
     references: str = "auto"  # a file to join references from by question, "auto" or "none"
@@ -84,7 +86,14 @@ def auto_references(data: Path, traces: list[Trace], references: str = "auto") -
 
 def load_request_traces(request: EvaluationRequest) -> tuple[list[Trace], list[str]]:
     """The request's labelled traces (with references where they can be found) and notes on how they were read."""
-    report = import_file(request.data, request.format, request.limit)
+    report = import_file(
+        request.data,
+        request.format,
+        request.limit,
+        field_map=request.field_map,
+        encoding=request.encoding,
+        display_name=request.data.name,
+    )
     traces = seeded_sample(report.traces, request.sample, request.sample_seed)
     if not traces:
         raise RredcotError(f"{request.data.name}: no traces could be read ({report.records_failed} records skipped)")

@@ -161,7 +161,11 @@ def test_two_browser_contexts_at_once(server, browser):
     pages = [browser.new_context().new_page() for _ in range(2)]
     for page in pages:
         page.goto(server)
+    for page in pages:  # both analyse live at once (the recorded view has no K slider)
+        wait_idle(page)
+        page.get_by_text("Re-score live with the loaded model", exact=True).click()
     for page in pages:
+        page.wait_for_selector("text=cannot do arithmetic", timeout=120000)
         wait_idle(page)
         slider = page.get_by_role("slider").first
         slider.focus()

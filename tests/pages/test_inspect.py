@@ -25,15 +25,13 @@ def live_page():
 
 
 def test_lands_on_the_recorded_scores_without_model_work():
-    lm = resources.model(resources.ModelConfig())
-    calls = lm.meter.total.calls
     app = run_page()
     assert app.title[0].value == "Inspect" and not app.exception
     assert app.radio(key="inspect_source").value == "recorded"
     assert "recorded with Qwen2.5-Coder-1.5B" in app.info[0].value
     caption = app.main.caption[0].value
     k = int(re.search(r"K = (\d+) segments · recorded: no model calls", caption).group(1))
-    assert segment_count(app) == k and lm.meter.total.calls == calls
+    assert segment_count(app) == k
     metrics = {m.label: m.value for m in app.metric}
     assert float(metrics["Σσ"]) == pytest.approx(float(metrics["Outcome R"]), abs=1e-4)
     curves = figure_titled(app, "Values at the states")
@@ -63,23 +61,28 @@ def test_lands_on_an_analysed_sample_and_shows_the_values():
     assert len(table) == k and table["sigma"].sum() == pytest.approx(float(metrics["Σσ"]), abs=1e-4)
 
 
-def test_changing_k_and_segmenter_makes_no_model_calls():
+def test_k_and_text_segmenters_among_the_candidates_make_no_model_calls():
+    """The first analysis scores hybrid's candidates; K, keyword, paragraph, aggregation and variant reuse them,
+    while sentence adds boundaries (one call) that a second visit then finds cached."""
     app = live_page()
     app.sidebar.selectbox(key="trace_Samples").select_index(7).run()  # a long sample
-    lm = resources.model(resources.ModelConfig())
-    calls = lm.meter.total.calls
     counts = set()
     for k in (2, 3, 5, 6):
         app.slider(key="inspect_k").set_value(k).run()
         assert "no model calls" in app.main.caption[0].value
         counts.add(segment_count(app))
     assert len(counts) >= 3  # the heatmap really changed
-    for name in ("sentence", "line", "keyword", "paragraph"):
+    for name in ("keyword", "paragraph"):
         app.selectbox(key="inspect_segmenter").select(name).run()
         assert not app.exception and "no model calls" in app.main.caption[0].value
     app.selectbox(key="inspect_aggregation").select("geo_mean").run()
+    app.selectbox(key="inspect_variant").select("difference").run()
     assert "no model calls" in app.main.caption[0].value
-    assert lm.meter.total.calls == calls
+    app.selectbox(key="inspect_segmenter").select("sentence").run()
+    assert not app.exception and "1 model call" in app.main.caption[0].value
+    app.selectbox(key="inspect_segmenter").select("keyword").run()
+    app.selectbox(key="inspect_segmenter").select("sentence").run()
+    assert "no model calls" in app.main.caption[0].value
 
 
 def test_shading_views_and_replay():
@@ -137,10 +140,43 @@ def test_upload_is_parsed_reported_and_size_limited(monkeypatch):
     assert "mine.jsonl: 1 traces (native); 1 problems" in app.sidebar.success[0].value
     assert "line 2: invalid JSON" in app.sidebar.warning[0].value
     assert app.metric[0].value == "42"
-    monkeypatch.setattr("rredcot_viz.ui.widgets.MAX_UPLOAD_MB", 0.00001)
+    monkeypatch.setattr("rredcot_viz.ui.upload.MAX_UPLOAD_MB", 0.00001)
     app.sidebar.get("file_uploader")[0].set_value(("big.jsonl", content, "application/json"))
     app.run()
     assert "the upload limit is" in app.sidebar.error[0].value
+
+
+def upload(app, name: str, content: bytes):
+    app.sidebar.radio(key="trace_source").set_value("Upload").run()
+    app.sidebar.get("file_uploader")[0].upload(name, content, "application/json")
+    app.run()
+    assert not app.exception
+    return app
+
+
+def test_upload_of_random_bytes_is_a_message_naming_the_users_file():
+    app = upload(run_page(), "noise.jsonl", bytes(range(1, 256)) * 8)
+    message = app.sidebar.error[0].value
+    assert message.startswith("noise.jsonl is not valid utf-8 text: byte 0x80 at offset 127")
+    assert "/tmp" not in message and "tmp" not in message.split(":")[0]
+
+
+def test_upload_with_natural_field_names_and_latin1_via_the_options():
+    record = '{"problem": "Caf\xe9: what is 6 * 7?", "response": "6 * 7 = 42. The answer is 42.", "gt_answer": 42}\n'
+    app = upload(run_page(), "mine.jsonl", record.encode("latin-1"))
+    assert "mine.jsonl is not valid utf-8 text" in app.sidebar.error[0].value
+    app.sidebar.selectbox(key="upload_encoding").set_value("latin-1").run()
+    assert not app.exception and not app.sidebar.error
+    assert "mine.jsonl: 1 traces (plain); 0 problems" in app.sidebar.success[0].value
+
+
+def test_upload_field_mapping_box():
+    content = b'{"q": "What is 6 * 7?", "model_text": "6 * 7 = 42. The answer is 42."}\n'
+    app = upload(run_page(), "odd.jsonl", content)
+    assert "odd.jsonl: cannot tell the format" in app.sidebar.error[0].value
+    assert "model_text=cot" in app.sidebar.error[0].value
+    app.sidebar.text_input(key="upload_map").input("model_text=cot, q=question").run()
+    assert not app.exception and "odd.jsonl: 1 traces (native)" in app.sidebar.success[0].value
 
 
 def test_k_defaults_to_the_config_and_never_exceeds_the_pieces():

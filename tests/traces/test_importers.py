@@ -247,7 +247,7 @@ def test_auto_detection(relative: str) -> None:
         assert mine == ([] if expected is None else [expected])
         assert not importers.get("native").sniff(record)
         if expected is not None:
-            assert [name for name in importers.names() if importers.get(name).sniff(record)] == [expected]
+            assert claimants(record) == [expected]
             assert detect_format(record) == expected
 
 
@@ -361,6 +361,12 @@ SAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
+def claimants(record: dict[str, Any]) -> list[str]:
+    """The specific (non-fallback) importers that claim a record: exactly one for every known format."""
+    specific = [name for name in importers.names() if not importers.get(name).fallback]
+    return [name for name in specific if importers.get(name).sniff(record)]
+
+
 def write_jsonl(path: Path, lines: list[Any]) -> Path:
     path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
     return path
@@ -369,7 +375,8 @@ def write_jsonl(path: Path, lines: list[Any]) -> Path:
 @pytest.mark.parametrize("name", MINE)
 def test_inline_sample_is_detected_and_converts(name: str) -> None:
     record = SAMPLES[name]
-    assert [other for other in importers.names() if importers.get(other).sniff(record)] == [name]
+    assert claimants(record) == [name]
+    assert detect_format(record) == name
     traces = importers.get(name)().convert(copy.deepcopy(record))
     assert traces and all(t.source == name for t in traces)
     for trace in traces:
@@ -538,4 +545,5 @@ def test_native_records_are_not_claimed() -> None:
         metadata={"problem": "x", "answer": "5"},
     )
     for record in (trace.to_dict(), {"question": QUESTION, "cot": "2 + 3 = 5"}):
-        assert [name for name in importers.names() if importers.get(name).sniff(record)] == ["native"]
+        assert claimants(record) == ["native"]
+        assert detect_format(record) == "native"

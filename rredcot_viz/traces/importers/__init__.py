@@ -6,6 +6,7 @@ from rredcot_viz.traces.importers import (
     math,  # noqa: F401  (registers the importer)
     math_shepherd,  # noqa: F401  (registers the importer)
     native,  # noqa: F401  (registers the importer)
+    plain,  # noqa: F401  (registers the importer; the fallback format)
     prm800k,  # noqa: F401  (registers the importer)
     processbench,  # noqa: F401  (registers the importer)
     qwen_rm,  # noqa: F401  (registers the importer)

@@ -17,6 +17,7 @@ from typing import Any
 
 from rredcot_viz.errors import TraceError
 from rredcot_viz.traces.importers.base import Importer, importers
+from rredcot_viz.traces.importers.fields import find_field
 from rredcot_viz.traces.trace import Trace
 
 _ANNOTATION = re.compile(r"<<[^<>]*>>")
@@ -46,7 +47,8 @@ class Gsm8kImporter(Importer):
         answer = record.get("answer")
         return (
             "question" in record
-            and "cot" not in record
+            and find_field(record, "cot") is None
+            and "steps" not in record
             and isinstance(answer, str)
             and _FINAL_LINE.search(answer) is not None
         )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from rredcot_viz.traces.importers.base import Importer, importers
 from rredcot_viz.traces.trace import SCHEMA, Trace
+
+_TRACE_FIELDS = {f.name for f in fields(Trace)}
 
 
 @importers.register("native")
@@ -15,7 +18,8 @@ class NativeImporter(Importer):
 
     @classmethod
     def sniff(cls, record: dict[str, Any]) -> bool:
-        return record.get("schema") == SCHEMA or {"question", "cot"} <= set(record)
+        # Untagged records count as ours only when every field is one of ours; the rest go to `plain`.
+        return record.get("schema") == SCHEMA or ({"question", "cot"} <= set(record) <= _TRACE_FIELDS)
 
     def convert(self, record: dict[str, Any]) -> list[Trace]:
         return [Trace.from_dict(record)]

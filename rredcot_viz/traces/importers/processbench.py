@@ -4,6 +4,8 @@
 Index convention: ``label`` is already ours (0-based first wrong step, -1 = all correct, METHOD.md §0.2), so
 ``first_error = label`` unchanged. The response is not stored as one text, so ``cot`` is the steps joined with
 a blank line and ``steps`` are those exact pieces (segment t = step t with the ``given`` segmenter).
+A ``reference_answer`` (or ``answer``, ``gt_answer``, ``ground_truth``...) and a ``reference_solution`` /
+``solution`` field, which extended copies carry, are read (``fields.FIELD_ALIASES``).
 ``correct`` is ``final_answer_correct``: an outcome label that may be True even when ``label >= 0`` (§8.2).
 """
 
@@ -13,6 +15,7 @@ from typing import Any
 
 from rredcot_viz.errors import TraceError
 from rredcot_viz.traces.importers.base import Importer, importers
+from rredcot_viz.traces.importers.fields import find_field, reference_text
 from rredcot_viz.traces.trace import Trace
 
 STEP_SEPARATOR = "\n\n"
@@ -35,12 +38,19 @@ class ProcessBenchImporter(Importer):
         if not isinstance(label, int) or isinstance(label, bool):
             raise TraceError(f"`label` must be an integer step index or -1, got {label!r}")
         correct = record.get("final_answer_correct")
+        answer_field = find_field(record, "reference_answer")
+        solution_field = find_field(record, "reference_solution")
+        solution = record[solution_field] if solution_field else None
+        if solution is not None and not isinstance(solution, str):
+            raise TraceError(f"`{solution_field}` must be text, got {type(solution).__name__}")
         return [
             Trace(
                 question=record["problem"],
                 cot=STEP_SEPARATOR.join(steps),
                 steps=tuple(steps),
                 first_error=label,
+                reference_answer=reference_text(record[answer_field], answer_field) if answer_field else None,
+                reference_solution=(solution or "").strip() or None,
                 correct=None if correct is None else bool(correct),
                 source=self.name,
                 trace_id=None if record.get("id") is None else str(record["id"]),

@@ -1,0 +1,175 @@
+"""A newcomer's first hour, driven in a real headless Chromium: open the app, look at the default sample,
+paste a trace without a reference solution, upload a file with natural field names, then open every sample
+once with live scoring (cold cache: a fresh store).
+
+    .venv/bin/python bench/first_hour.py          # embedded SmolLM2-135M, 2 CPU cores, about 5 minutes
+
+Last line: ``tracebacks= errors_on_defaults= recorded_scores= paste_without_solution_ok= natural_fields_ok=
+worst_first_heatmap_s= worst_trace= median_first_heatmap_s= worst_full_analysis_s= samples=``. The first heatmap
+on a cold trace is the R-hat first look; the full analysis (R-hat + v-hat) replaces it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from rredcot_viz.paths import PROJECT_ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+PREVIEWS: list[bool] = []  # whether each first heatmap was the R-hat first look
+NATURAL = {
+    "question": "A shelf holds 4 rows of 6 books. How many books are on the shelf?",
+    "response": "There are 4 rows.\nEach row has 6 books, so 4 * 6 = 24.\nThe answer is 24.",
+    "answer": "24",
+    "solution": "4 rows of 6 books make 4 * 6 = 24 books.",
+}
+
+
+def start_server(store: Path) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "RREDCOT_STORE": str(store), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "app.py"), "--server.port", str(port)]
+    command += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(180):
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return process, url
+        except OSError:
+            time.sleep(0.5)
+    process.kill()
+    raise SystemExit("the Streamlit server did not start within 90 s")
+
+
+def wait_idle(page, timeout_s: float = 180) -> None:
+    """Until the rerun has finished (no running indicator) and a heatmap is on the page."""
+    page.wait_for_selector(".rc-trace .rc-seg", timeout=timeout_s * 1000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_s * 1000
+    )
+    time.sleep(0.3)
+
+
+def rerun(page, action) -> tuple[float, float]:
+    """Seconds from ``action`` until a new heatmap replaces the current one (the R-hat first look, on a cold
+    trace), and until the rerun has finished (the full analysis)."""
+    page.evaluate("() => document.querySelectorAll('.rc-trace').forEach(e => e.dataset.stale = '1')")
+    started = time.perf_counter()
+    action()
+    page.wait_for_selector(".rc-trace:not([data-stale]) .rc-seg", timeout=180_000)
+    first = time.perf_counter() - started
+    PREVIEWS.append(page.get_by_text("First look: R̂ alone").count() > 0)
+    page.wait_for_function(  # the full analysis has replaced the first look and its caption is written
+        "() => !document.body.innerText.includes('First look: R̂ alone') && /K = \\d+ segments ·/.test("
+        "document.body.innerText)",
+        timeout=180_000,
+    )
+    wait_idle(page)
+    return first, time.perf_counter() - started
+
+
+def count(page, selector: str) -> int:
+    return page.locator(selector).count()
+
+
+def tracebacks(page) -> int:
+    return count(page, "[data-testid='stException']")
+
+
+def errors(page) -> int:
+    return count(page, "[data-testid='stAlertContentError']")
+
+
+def choose(page, label: str, option: str) -> None:
+    page.get_by_label(label, exact=True).click()
+    page.get_by_role("option", name=option, exact=True).first.click()
+
+
+def sample_labels(page) -> tuple[list[str], str]:
+    """Every option of the Trace menu, and the one now selected."""
+    page.get_by_label("Trace", exact=True).click()
+    labels = page.get_by_role("option").all_inner_texts()
+    selected = page.get_by_role("option", selected=True).first.inner_text()
+    page.keyboard.press("Escape")
+    return labels, selected
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="first_hour_"))
+    process, url = start_server(tmp / "store.duckdb")
+    found: dict[str, float] = {}
+    timings: dict[str, float] = {}
+    full: dict[str, float] = {}
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.goto(url)
+            wait_idle(page)
+            found["errors_on_defaults"] = errors(page)
+            found["recorded_scores"] = int(page.get_by_text("recorded with Qwen2.5-Coder-1.5B").count() > 0)
+            found["tracebacks"] = tracebacks(page)
+
+            page.get_by_text("Paste", exact=True).click()
+            page.get_by_label("Question", exact=True).fill("Tom has 3 bags of 5 apples. How many apples?")
+            page.get_by_label("Reasoning and final answer", exact=True).fill(
+                "Each bag has 5 apples.\nSo 3 * 5 = 15.\nThe answer is 15."
+            )
+            page.get_by_label("Reference answer (needed for any value: it decides the outcome R)").fill("15")
+            page.get_by_role("button", name="Add trace").click()
+            page.wait_for_selector("text=Added and selected.", timeout=60000)
+            wait_idle(page)
+            found["paste_without_solution_ok"] = int(errors(page) == 0 and tracebacks(page) == 0)
+            found["tracebacks"] += tracebacks(page)
+
+            upload = tmp / "my_eval_outputs.jsonl"
+            upload.write_text(json.dumps(NATURAL) + "\n", encoding="utf-8")
+            page.get_by_text("Upload", exact=True).click()
+            page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(upload))
+            page.wait_for_selector("text=my_eval_outputs.jsonl: 1 traces (plain)", timeout=60000)
+            wait_idle(page)
+            found["natural_fields_ok"] = int(errors(page) == 0 and tracebacks(page) == 0)
+            found["tracebacks"] += tracebacks(page)
+
+            page.get_by_text("Samples", exact=True).click()
+            wait_idle(page)
+            labels, current = sample_labels(page)
+            live = page.get_by_text("Re-score live with the loaded model", exact=True)
+            timings[current], full[current] = rerun(page, live.click)
+            found["tracebacks"] += tracebacks(page)
+            for label in [label for label in labels if label != current]:
+                timings[label], full[label] = rerun(page, lambda label=label: choose(page, "Trace", label))
+                found["tracebacks"] += tracebacks(page)
+                print(f"{label[:60]:60s} first heatmap {timings[label]:6.2f} s · full {full[label]:6.2f} s", flush=True)
+            browser.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    worst = max(timings, key=timings.get)
+    print(
+        f"tracebacks={found['tracebacks']} errors_on_defaults={found['errors_on_defaults']} "
+        f"recorded_scores={found['recorded_scores']} paste_without_solution_ok={found['paste_without_solution_ok']} "
+        f"natural_fields_ok={found['natural_fields_ok']} worst_first_heatmap_s={timings[worst]:.2f} "
+        f"worst_trace={worst.split(' · ')[0].replace(' ', '_')} "
+        f"median_first_heatmap_s={statistics.median(timings.values()):.2f} "
+        f"worst_full_analysis_s={max(full.values()):.2f} first_looks={sum(PREVIEWS)} samples={len(timings)}"
+    )
+
+
+if __name__ == "__main__":
+    main()

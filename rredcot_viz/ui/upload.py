@@ -1,0 +1,100 @@
+"""The one upload widget: a file, the format to read it as, a field mapping and the text encoding.
+
+Every message names the user's file (never the server's temporary copy), and a file the importers cannot read
+becomes a message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import streamlit as st
+
+from rredcot_viz.errors import RredcotError
+from rredcot_viz.traces.importers import ImportReport, import_file, importers
+from rredcot_viz.traces.importers.fields import MAPPABLE_FIELDS, parse_field_map
+
+MAX_UPLOAD_MB = float(os.environ.get("RREDCOT_MAX_UPLOAD_MB", "20"))
+ENCODINGS = ["utf-8", "latin-1", "cp1252", "utf-16"]
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read an uploaded file (the upload's counterpart of ``--format``, ``--map``, ``--encoding``)."""
+
+    format: str = "auto"
+    field_map: dict[str, str] = field(default_factory=dict)
+    encoding: str = "utf-8"
+
+
+@dataclass(frozen=True)
+class Upload:
+    name: str
+    data: bytes
+    options: ReadOptions
+
+
+def upload_widget(key: str, label: str = "JSON / JSONL in any supported format", container=st) -> Upload | None:
+    """A file uploader with the reading options beside it; None until a file is given (or when it is too big
+    or the mapping is malformed, with the reason shown)."""
+    upload = container.file_uploader(label, type=["json", "jsonl"], key=key)
+    with container.expander("Format, field names, encoding"):
+        fmt = st.selectbox(
+            "Format",
+            ["auto", *importers.names()],
+            key=f"{key}_format",
+            help="auto: detected from the first record; `plain` reads common field names "
+            "(question/problem/prompt + trace/response/output/completion/steps + answer/gt_answer/solution)",
+        )
+        mapping_text = st.text_input(
+            "Field mapping (THEIRS=OURS, comma separated)",
+            key=f"{key}_map",
+            placeholder="q=question, model_response=cot",
+            help=f"our fields: {', '.join(MAPPABLE_FIELDS)}",
+        )
+        encoding = st.selectbox("Text encoding", ENCODINGS, key=f"{key}_encoding")
+    if upload is None:
+        return None
+    if upload.size > MAX_UPLOAD_MB * 1024 * 1024:
+        container.error(
+            f"{upload.name} is {upload.size / 1e6:.1f} MB; the upload limit is {MAX_UPLOAD_MB:g} MB. Import large "
+            "files with `python -m rredcot_viz import FILE --out traces.jsonl`, or raise RREDCOT_MAX_UPLOAD_MB."
+        )
+        return None
+    try:
+        field_map = parse_field_map(mapping_text)
+    except RredcotError as error:
+        container.error(str(error))
+        return None
+    return Upload(upload.name, upload.getvalue(), ReadOptions(fmt, field_map, encoding))
+
+
+def import_uploaded(upload: Upload, limit: int | None = None) -> ImportReport:
+    """Parse (never execute) an uploaded file with the importers; raises ``RredcotError`` naming the user's
+    file for anything it cannot read."""
+    name = Path(upload.name).name
+    suffix = Path(name).suffix if Path(name).suffix in (".json", ".jsonl") else ".jsonl"
+    with tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as handle:
+        handle.write(upload.data)
+    try:
+        report = import_file(
+            handle.name,
+            upload.options.format,
+            limit,
+            field_map=upload.options.field_map,
+            encoding=upload.options.encoding,
+            display_name=name,
+        )
+    except RredcotError:
+        raise
+    except Exception as error:  # an importer bug must still not show the user a traceback with server paths
+        log.exception("import of upload %s failed", name)
+        raise RredcotError(f"{name} could not be read ({type(error).__name__}); please report this file") from None
+    finally:
+        os.unlink(handle.name)
+    return report
