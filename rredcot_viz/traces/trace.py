@@ -58,7 +58,7 @@ class Trace:
             raise TraceError("a trace needs a non-empty chain-of-thought text (cot)")
         for name in ("final_answer", "reference_answer", "reference_solution"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, str) or value.strip().lower() in ("", "nan")):
+            if value is not None and (not isinstance(value, str) or value.strip().lower() == "nan"):
                 raise TraceError(
                     f"{name} must be text or absent, got {value!r}; leave it out where the source has no value"
                 )

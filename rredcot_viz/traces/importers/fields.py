@@ -122,7 +122,7 @@ def reference_text(value: Any, name: str) -> str | None:
         return str(value)
     if isinstance(value, str):
         stripped = value.strip()
-        if stripped.lower() in ("nan", "none", "null"):
+        if stripped.lower() == "nan":
             raise TraceError(f"`{name}` is the text {value!r}, which marks a missing value; leave the field out")
         return stripped or None
     kind = "a list" if isinstance(value, list) else f"a {type(value).__name__}"
