@@ -7,6 +7,7 @@ from dataclasses import replace
 import streamlit as st
 
 from rredcot_viz.dataset import analyze_dataset, dataset_runs, load_run, position_points, records_frame, save_run
+from rredcot_viz.diagnosis.capability import capability
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.figures import histogram, position_profile
 from rredcot_viz.paths import shared_data_dir
@@ -54,14 +55,26 @@ collection = st.selectbox(
 )
 traces = store.traces(collection)
 sources = sorted({t.source for t in traces})
-chosen_sources = st.multiselect("Sources", sources, default=sources, key="dataset_sources")
+chosen_sources = st.multiselect("Sources", sources, default=sources, key=f"dataset_sources_{collection}")
 traces = [t for t in traces if t.source in chosen_sources]
 count = st.slider("Traces to analyse", 1, max(len(traces), 1), min(len(traces), 12), key="dataset_count")
 trace = traces[0] if traces else None
 if trace is None:
     st.stop()
 segmenter = widgets.segmentation_controls("dataset", trace, default="given" if trace.steps else "hybrid")
-estimator, analysis_config = widgets.estimator_controls("dataset", names=["answer_only", "rredcot", "uniform"])
+estimator, analysis_config = widgets.estimator_controls(
+    "dataset", names=["answer_only", "rredcot", "own_answer", "uniform"]
+)
+# the capability check reads trace fields only: what cannot run is said now, not after minutes of model work
+report = capability(estimator, traces[:count])
+runnable = [traces[i] for i in report.runnable]
+if report.complete:
+    st.caption(f"Capability check: {report.line()}.")
+else:
+    st.warning(
+        f"Capability check: {report.line()}. Only those will be analysed; choose another estimator "
+        "(own_answer needs only an outcome and a stated answer) to cover the rest."
+    )
 agree = st.multiselect(
     "Also compute, for agreement", ["loo", "grad_x_input", "uniform", "answer_only"], default=[], key="dataset_agree"
 )
@@ -71,18 +84,18 @@ analyzer = resources.analyzer(config, replace(analysis_config, boundaries="segme
 def run(job):
     records = analyze_dataset(
         analyzer,
-        traces[:count],
+        runnable,
         segmenter,
         estimator,
         tuple(agree),
         progress=lambda done, total: job.progress(done, total, "traces analysed"),
     )
     info = analyzer.lm.info()
-    return save_run(store, info, segmenter, estimator, records, f"{collection} x{count}")
+    return save_run(store, info, segmenter, estimator, records, f"{collection} x{len(runnable)}")
 
 
-if st.button("Analyse in the background", key="dataset_run"):
-    st.session_state["dataset_job"] = jobs.submit(f"{count} traces of {collection}", run).id
+if st.button("Analyse in the background", key="dataset_run", disabled=not runnable):
+    st.session_state["dataset_job"] = jobs.submit(f"{len(runnable)} traces of {collection}", run).id
 
 
 @st.fragment(run_every=1.0)

@@ -6,15 +6,18 @@ import pandas as pd
 import streamlit as st
 
 from rredcot_viz.diagnosis import detectors
+from rredcot_viz.diagnosis.capability import capability
 from rredcot_viz.diagnosis.resample import ResetConfig, edit_segment, reset_resample
+from rredcot_viz.diagnosis.value_detectors import resolve_estimator
 from rredcot_viz.diagnosis.verdicts import cached_verdict
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.figures import reset_tree, trace_heatmap, value_curves
+from rredcot_viz.traces.needs import describe
 from rredcot_viz.ui import resources, widgets
 from rredcot_viz.ui.evaluation_panel import evaluation_panel
 
-INLINE = ["min_sigma", "value_drop", "loo"]
+INLINE = ["min_sigma", "value_drop", "loo", "step_verifier"]
 SAMPLED = ["self_localize", "mc"]
 
 config = widgets.model_picker()
@@ -38,24 +41,53 @@ chosen = st.multiselect(
     [*INLINE, *SAMPLED],
     default=INLINE,
     key="diagnose_detectors",
-    help="self_localize asks the model (SRPO prompt); mc samples rollouts (OmegaPRM search)",
+    help="step_verifier asks the model whether each step is correct (needs nothing but the steps); "
+    "self_localize asks it for the first wrong step (SRPO prompt); mc samples rollouts (OmegaPRM search; with no "
+    "reference answer a rollout succeeds when it agrees with the majority answer of rollouts from the question)",
 )
 
+# capability check first (trace fields only): detectors that cannot run say what the trace lacks, the rest run
+instances = {name: detectors.get(name)() for name in chosen}
+reports = {name: capability(detector, [trace]) for name, detector in instances.items()}
+skipped = {name: describe(instances[name].missing(trace)) for name, r in reports.items() if not r.complete}
+for name, lacking in skipped.items():
+    st.warning(f"{name} cannot run on this trace: it needs {lacking}.")
+estimator_name = resolve_estimator("auto", trace)
+if estimators.get(estimator_name)().missing(trace):
+    estimator_name = "uniform" if trace.outcome is not None else None  # None: no value curve for this trace
 try:
     progress = widgets.StreamlitProgress("Running the detectors")
-    estimate = analyzer.analyze(trace, segmenter, estimators.get("rredcot")(), progress)
-    verdicts = {name: cached_verdict(analyzer, trace, segmenter, detectors.get(name)(), progress) for name in chosen}
+    estimate = (
+        analyzer.analyze(trace, segmenter, estimators.get(estimator_name)(), progress) if estimator_name else None
+    )
+    analyzer.context(trace).stats  # noqa: B018  (entropies for the segmenter)
+    segmentation = analyzer.segment(trace, segmenter)
+    verdicts = {
+        reports[name].label: cached_verdict(analyzer, trace, segmenter, detector, progress)
+        for name, detector in instances.items()
+        if name not in skipped
+    }
     progress.close()
 except RredcotError as error:
     st.error(str(error))
     st.stop()
+VALUE_NOTES = {
+    "answer_only": "this trace has a reference answer but no reference solution, so the curve is R̂ alone (β = 0).",
+    "own_answer": "this trace has no reference answer, so the curve is the probability of its own answer "
+    "(1 − that on a failed trace: it falls where support for the wrong answer rises).",
+    "uniform": "this trace states no answer to score, so the curve is flat credit.",
+}
+if estimator_name in VALUE_NOTES:
+    st.caption(f"Values from `{estimator_name}`: {VALUE_NOTES[estimator_name]}")
+elif estimator_name is None:
+    st.caption("No value curve: this trace has no outcome label and no reference answer to check its answer.")
 
-segments = estimate.segmentation.segments
+segments = segmentation.segments
 flags = [sum(v.prediction == s.index for v in verdicts.values()) for s in segments]
 tips = [
     {
         **{f"{n} score": float(v.scores[s.index]) for n, v in verdicts.items()},
-        "sigma": float(estimate.sigma[s.index]),
+        **({"sigma": float(estimate.sigma[s.index])} if estimate else {}),
         "detectors flagging": float(flags[s.index]),
     }
     for s in segments
@@ -67,9 +99,11 @@ left.html(
     )
 )
 left.caption("Darker = flagged as the first error by more detectors. Hover for every detector's score.")
-right.plotly_chart(
-    value_curves({"Q̂ (RREDCoT)": estimate.values.values}, title="Value along the trace"), key="diagnose_curve"
-)
+if estimate:
+    right.plotly_chart(
+        value_curves({f"Q̂ ({estimator_name})": estimate.values.values}, title="Value along the trace"),
+        key="diagnose_curve",
+    )
 verdict_rows = [
     {
         "detector": n,
@@ -142,7 +176,13 @@ with st.expander("Edit a segment by hand (off-policy) and re-score"):
     if st.button("Re-score the edited trace", key="diagnose_edit"):
         try:
             edited = edit_segment(
-                analyzer, trace, segmenter, int(edit_index), new_text, estimators.get("answer_only")(), reset_config
+                analyzer,
+                trace,
+                segmenter,
+                int(edit_index),
+                new_text,
+                estimators.get("answer_only" if trace.reference_answer else "own_answer")(),
+                reset_config,
             )
             curves = {"R̂ original": edited.original.values.values, "R̂ edited": edited.edited.values.values}
             st.plotly_chart(

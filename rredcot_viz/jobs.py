@@ -282,8 +282,13 @@ class JobManager:
         return True
 
     def wait(self, job: Job, timeout: float = 60.0) -> Job:
+        """Until ``job`` has ended and its end is recorded in the store (or ``timeout`` s have passed). A job of
+        this process is settled only after its final store write; one abandoned at shutdown never settles."""
+        mine = job.id in self._jobs
         deadline = time.time() + timeout
-        while job.active and time.time() < deadline:
+        while time.time() < deadline:
+            if not job.active and (not mine or job._settled.is_set() or self._stopping):
+                break
             time.sleep(0.02)
         return job
 

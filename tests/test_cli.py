@@ -91,6 +91,51 @@ def test_eval_diagnosis_on_a_seeded_sample(tmp_path, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "4 traces from" in out and "always_first" in out
-    # uniform credit is never negative, so min_sigma says "no error" everywhere: F1 0, always_last as computed
+    assert out.index("min_sigma[uniform]: runs on 4 of 4 records") < out.index("ProcessBench tiny_split")
+    # uniform credit is never negative, so min_sigma says "no error" everywhere: F1 0, like always_no_error
     last = out.strip().splitlines()[-1]
-    assert last.startswith("split=tiny_split n=4 best_detector=min_sigma best_f1=0.0000 always_last_f1=")
+    assert last.startswith(
+        "split=tiny_split n=4 records_runnable_pct=100 best_detector=min_sigma[uniform] best_f1=0.0000 "
+        "always_no_error_f1=0.0000 uniform_random_f1="
+    )
+    assert "seconds_per_record=" in last
+
+
+def test_eval_diagnosis_strict_stops_before_the_model(tmp_path, capsys):
+    records = [{"problem": "1+1?", "steps": ["1+1=2.", "So 2."], "final_answer_correct": True, "label": -1}]
+    data = tmp_path / "one.json"
+    data.write_text(json.dumps(records))
+    argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--references", "none"]
+    argv += ["--opt", "min_sigma.estimator=rredcot", "--strict", "--no-store", "--model", "no-such-model"]
+    assert main(argv) == 2  # the unknown model is never reached: the check stops first
+    err = capsys.readouterr().err
+    assert "--strict" in err and "min_sigma[rredcot]: runs on 0 of 1 records; 1 lack a reference answer" in err
+
+
+def test_analyze_checks_what_the_estimator_needs_before_the_model(tmp_path, capsys):
+    records = [
+        {
+            "id": "a",
+            "problem": "1+1?",
+            "steps": ["1+1=2.", "So \\boxed{2}."],
+            "final_answer_correct": True,
+            "label": -1,
+        },
+        {
+            "id": "b",
+            "problem": "2+2?",
+            "steps": ["2+2=5.", "So \\boxed{5}."],
+            "final_answer_correct": False,
+            "label": 0,
+        },
+    ]
+    data = tmp_path / "no_references.json"
+    data.write_text(json.dumps(records))
+    argv = ["analyze", str(data), "--estimator", "rredcot", "--model", "no-such-model"]
+    assert main(argv) == 2  # nothing can run: it says so without loading the (unknown) model
+    captured = capsys.readouterr()
+    assert "capability check: rredcot: runs on 0 of 2 records; 2 lack a reference answer" in captured.out
+    assert "--estimator own_answer or uniform can run on them" in captured.out
+    assert "cannot run on any of the 2 traces" in captured.err
+    assert main([*argv, "--strict"]) == 2
+    assert "--strict: not every method can run on every record" in capsys.readouterr().err

@@ -118,3 +118,9 @@ class ToySampler(ToyLanguageModel):
             results.append(rows)
         self.meter.record("sample_after_prefixes", cost)
         return results
+
+
+def planted_success(context: str) -> float:
+    """A rollout's success rate for ``ToySampler``: 0.9 from any prefix without the planted error "XX", else 0."""
+    response = context.split(" A ", 1)[1] if " A " in context else ""
+    return 0.0 if "XX" in response else 0.9

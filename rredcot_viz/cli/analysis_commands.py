@@ -135,13 +135,37 @@ def _configure_analyze(parser: argparse.ArgumentParser) -> None:
     add_method_arguments(parser)
     parser.add_argument("--out", help="write results: .jsonl (one record per trace) or .csv (one row per segment)")
     parser.add_argument("--preview", type=int, default=48, help="characters of segment text in the table")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop before loading the model when a trace lacks what the estimator needs",
+    )
     add_model_arguments(parser)
 
 
-def _run_analyze(args: argparse.Namespace) -> int:
+def runnable_traces(traces: list, estimator, strict: bool) -> list:
+    """The traces ``estimator`` can run on, after printing the capability check (trace fields only, before any
+    model work); the others are named with what they lack and which estimators could run on them instead."""
+    from rredcot_viz.diagnosis.capability import check_all
+    from rredcot_viz.errors import RredcotError
+    from rredcot_viz.estimators import estimators
 
+    (report,) = check_all([estimator], traces, strict)
+    print(f"capability check: {report.line()}")
+    skipped = [t for i, t in enumerate(traces) if i not in set(report.runnable)]
+    if skipped:
+        instead = [n for n in estimators.names() if not any(estimators.get(n)().missing(t) for t in skipped)]
+        hint = f"; --estimator {' or '.join(instead)} can run on them" if instead else ""
+        print(f"skipping {len(skipped)}: {', '.join(t.trace_id or t.short_id for t in skipped[:5])}{hint}")
+    if not report.runnable:
+        raise RredcotError(f"estimator {estimator.name!r} cannot run on any of the {len(traces)} traces")
+    return [traces[i] for i in report.runnable]
+
+
+def _run_analyze(args: argparse.Namespace) -> int:
     traces = select_traces(args)
     segmenter, estimator = build_methods(args)
+    traces = runnable_traces(traces, estimator, args.strict)
     analyzer = Analyzer(load_from_args(args), analysis_config(args))
     results = []
     bars = ProgressBars()

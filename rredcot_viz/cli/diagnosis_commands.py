@@ -28,6 +28,9 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument(
+        "--balanced", action="store_true", help="with --sample: equal numbers of erroneous and correct records"
+    )
+    parser.add_argument(
         "--references",
         default="auto",
         help="file to take reference answers/solutions from by question (auto: GSM8K test for the "
@@ -38,6 +41,12 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--segmenter", default="given", help="given (default: segment t = step t)")
     parser.add_argument("--variant", default="exact_sum")
     parser.add_argument("--no-store", action="store_true", help="do not record the run in the DuckDB store")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop before loading the model when a detector cannot run on every record (default: run each "
+        "detector on the records it can run on and count the others as misses)",
+    )
     add_model_arguments(parser)
 
 
@@ -45,7 +54,13 @@ def _run_eval(args: argparse.Namespace) -> int:
     from rredcot_viz.diagnosis import detectors
     from rredcot_viz.errors import ConfigError
     from rredcot_viz.store import Store
-    from rredcot_viz.workflows.diagnose import EvaluationRequest, f1_text, run_evaluation, store_evaluation
+    from rredcot_viz.workflows.diagnose import (
+        EvaluationRequest,
+        f1_text,
+        plan_evaluation,
+        run_evaluation,
+        store_evaluation,
+    )
 
     names = detectors.names() if args.detector == "all" else [n.strip() for n in args.detector.split(",")]
     options: dict[str, dict] = {detectors.resolve(n): {} for n in names}
@@ -62,16 +77,21 @@ def _run_eval(args: argparse.Namespace) -> int:
         **input_options(args),
         sample=args.sample,
         sample_seed=args.sample_seed,
+        balanced=args.balanced,
         references=args.references,
         segmenter=args.segmenter,
         variant=args.variant,
+        strict=args.strict,
     )
+    started = time.perf_counter()
+    plan = plan_evaluation(request)  # reads trace fields only: what can run is known before the model loads
+    print(f"capability check ({time.perf_counter() - started:.2f} s, before any model work):")
+    for line in (*plan.notes, *(c.line() for c in plan.capabilities)):
+        print(f"  {line}")
     lm = load_from_args(args)
     bars = ProgressBars()
-    outcome = run_evaluation(lm, request, bars.update)
+    outcome = run_evaluation(lm, request, bars.update, plan=plan)
     bars.close()
-    for note in outcome.notes:
-        print(note)
     for evaluation in outcome.evaluations:
         failed = f" ({len(evaluation.errors)} failed, e.g. {evaluation.errors[0]})" if evaluation.errors else ""
         print(f"  {evaluation.detector}: {f1_text(evaluation.scores)} in {evaluation.scores.seconds:.0f} s{failed}")
@@ -82,14 +102,25 @@ def _run_eval(args: argparse.Namespace) -> int:
         run_id = store_evaluation(store, lm, outcome, request)
         print(f"stored as run {run_id} in {store.path}")
         store.close()
-    best, always_last = outcome.best, outcome.baseline("always_last")
-    best_f1 = "nan" if best.scores.f1 is None else f"{best.scores.f1:.4f}"
-    last_f1 = "nan" if always_last.f1 is None else f"{always_last.f1:.4f}"
-    print(
-        f"split={outcome.split.split(' ')[0]} n={len(outcome.traces)} best_detector={best.detector} "
-        f"best_f1={best_f1} always_last_f1={last_f1}"
-    )
+    print(headline(outcome))
     return 0
+
+
+def headline(outcome) -> str:
+    """The key=value line that ends the command (``nan`` where an F1 is undefined)."""
+
+    def f1(scores) -> str:
+        return "nan" if scores.f1 is None else f"{scores.f1:.4f}"
+
+    best = outcome.best
+    n = len(outcome.traces)
+    seconds = sum(e.scores.seconds for e in outcome.evaluations) / max(n, 1)
+    return (
+        f"split={outcome.split.split(' ')[0]} n={n} records_runnable_pct={outcome.runnable_pct:.0f} "
+        f"best_detector={best.detector} best_f1={f1(best.scores)} "
+        f"always_no_error_f1={f1(outcome.baseline('always_no_error'))} "
+        f"uniform_random_f1={f1(outcome.baseline('uniform_random'))} seconds_per_record={seconds:.2f}"
+    )
 
 
 def _configure_resample(parser: argparse.ArgumentParser) -> None:

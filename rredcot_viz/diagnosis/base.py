@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from rredcot_viz.config import with_overrides
-from rredcot_viz.errors import ConfigError, RredcotError
+from rredcot_viz.errors import ConfigError, MissingReferenceError, RredcotError
 from rredcot_viz.model.lm import CallCost
 from rredcot_viz.registry import Registry
+from rredcot_viz.traces.needs import describe, missing
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
@@ -48,15 +49,36 @@ class DetectorConfig:
 
 
 class Detector(ABC):
+    """Subclasses set ``name``, ``Config``, ``needs`` (trace fields, ``traces.needs``) and ``uses`` (what it asks
+    of the model: scoring, sampling) and implement ``detect``. A detector with reference-free options
+    overrides ``mode`` (the option a trace gets) and ``missing``."""
+
     name: ClassVar[str]
     Config: ClassVar[type[DetectorConfig]] = DetectorConfig
     provenance: ClassVar[str] = "design choice (configurable)"
+    needs: ClassVar[tuple[str, ...]] = ()
+    uses: ClassVar[tuple[str, ...]] = ("scoring",)
 
     def __init__(self, config: DetectorConfig | None = None, **overrides: Any):
         base = config or self.Config()
         if not isinstance(base, self.Config):
             raise ConfigError(f"{self.name} needs a {self.Config.__name__}, got {type(base).__name__}")
         self.config = with_overrides(base, f"detector {self.name!r}", overrides)
+
+    def missing(self, trace: Trace) -> list[str]:
+        """What this detector (with its settings) needs and ``trace`` lacks; checked without the model."""
+        return missing(trace, self.needs)
+
+    def mode(self, trace: Trace) -> str | None:
+        """The option this trace is diagnosed with (e.g. the estimator chosen by ``auto``), shown in tables."""
+        return None
+
+    def check(self, trace: Trace) -> None:
+        lacking = self.missing(trace)
+        if lacking:
+            raise MissingReferenceError(
+                f"detector {self.name!r} needs {describe(lacking)}, which this trace does not have"
+            )
 
     @abstractmethod
     def detect(

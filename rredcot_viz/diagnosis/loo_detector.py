@@ -1,6 +1,12 @@
-"""``loo`` detector (METHOD.md §8.1): with the reference answer as target, the earliest segment whose removal
-raises log p(reference answer) by more than ``threshold`` nats (a segment that hurts); else the segment whose
-removal raises it most; -1 when no removal raises it."""
+"""``loo`` detector (METHOD.md §8.1): the earliest segment that *hurts* by more than ``threshold`` nats, else the
+one that hurts most; -1 when none hurts.
+
+Which answer it reads (``target``): with a reference answer, a segment hurts when removing it raises
+log p(reference answer). With none (``auto`` picks ``own``), the target is the trace's own answer: on a failed
+trace a segment hurts when it *supports* that wrong answer (removing it lowers its log-prob), i.e. credit for
+"what led to the answer it gave"; on a correct trace its own answer is the right one, so the reference rule
+applies. ``own`` needs the outcome label to know which rule holds.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ import numpy as np
 from rredcot_viz.attribution import attributions
 from rredcot_viz.comparison import attribute_cached
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.traces.needs import missing
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
@@ -19,11 +27,19 @@ if TYPE_CHECKING:
     from rredcot_viz.segmenters.base import Segmenter
     from rredcot_viz.traces.trace import Trace
 
+TARGETS = ("auto", "reference", "own")
+TARGET_NEEDS = {"reference": ("reference_answer",), "own": ("answer", "outcome")}
+
 
 @dataclass(frozen=True)
 class LooDetectorConfig(DetectorConfig):
     threshold: float = 0.1  # tau_loo, in log-prob units
     trigger: str | None = None  # answer trigger (None: by trace style)
+    target: str = "auto"  # reference when the trace has a reference answer, else own
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ConfigError(f"target must be one of {', '.join(TARGETS)}, got {self.target!r}")
 
 
 @detectors.register("loo")
@@ -31,23 +47,36 @@ class LooDetector(Detector):
     name = "loo"
     Config = LooDetectorConfig
 
+    def mode(self, trace: Trace) -> str:
+        if self.config.target != "auto":
+            return self.config.target
+        return "reference" if trace.reference_answer else "own"
+
+    def missing(self, trace: Trace) -> list[str]:
+        return missing(trace, TARGET_NEEDS[self.mode(trace)])
+
     def detect(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
+        self.check(trace)
+        target = self.mode(trace)
         segmentation = self.segmentation(analyzer, trace, segmenter)
         loo = attribute_cached(
             analyzer,
             trace,
             segmentation,
-            attributions.get("loo")(target="reference", trigger=self.config.trigger),
+            attributions.get("loo")(target=target, trigger=self.config.trigger),
             progress,
         )
-        phi = loo.scores  # phi_t < 0: removing segment t raises the reference answer's log-prob
-        hurts = np.flatnonzero(phi < -self.config.threshold)
+        phi = loo.scores  # phi_t > 0: segment t raises the target answer's log-prob
+        supports_wrong = target == "own" and trace.outcome is not None and trace.outcome < 0.5
+        hurt = phi if supports_wrong else -phi
+        hurts = np.flatnonzero(hurt > self.config.threshold)
         if len(hurts):
             prediction = int(hurts[0])
-        elif (phi < 0).any():
-            prediction = int(np.argmin(phi))
+        elif (hurt > 0).any():
+            prediction = int(np.argmax(hurt))
         else:
             prediction = NO_ERROR
-        return FirstError(self.name, prediction, -phi, evidence={"loo": phi.tolist()}, cost=loo.cost)
+        evidence = {"loo": phi.tolist(), "target": target}
+        return FirstError(self.name, prediction, hurt, evidence=evidence, cost=loo.cost)

@@ -1,24 +1,35 @@
 """``mc`` detector (METHOD.md §8.1, OmegaPRM arXiv 2406.06592): the first boundary whose Monte Carlo
 success rate drops to ``threshold`` or below (default: to 0, OmegaPRM's "correct while MC > 0"). With
 ``binary_search`` it probes O(log K) states instead of all K, assuming monotonicity; MC(s_{K+1}) := R.
-If the policy cannot solve the question at all (MC(s_1) at or below the threshold) it abstains."""
+If the policy cannot solve the question at all (MC(s_1) at or below the threshold) it abstains.
+
+``reward`` says what a continuation's success is: agreement with the reference answer (``reference``), or,
+for data with no reference answer, with the majority answer of the continuations sampled from the question
+(``self_consistency``; the trace's own terminal reward is then its agreement with that majority). ``auto``
+(default) takes the reference where the trace has one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
-from rredcot_viz.errors import RredcotError
+from rredcot_viz.errors import ConfigError, RredcotError
 from rredcot_viz.estimators.montecarlo import MonteCarloEstimator, rollout_seed
+from rredcot_viz.traces.answers import answers_equivalent, normalize_answer, parse_number
+from rredcot_viz.traces.needs import missing
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
     from rredcot_viz.model.lm import ProgressFn
     from rredcot_viz.segmenters.base import Segmenter
     from rredcot_viz.traces.trace import Trace
+
+
+REWARDS = ("auto", "reference", "self_consistency")
 
 
 @dataclass(frozen=True)
@@ -29,6 +40,11 @@ class MonteCarloDetectorConfig(DetectorConfig):
     threshold: float = 0.0  # a state "fails" when its success rate is <= threshold
     binary_search: bool = True
     seed: int = 0
+    reward: str = "auto"  # reference | self_consistency | auto (reference when the trace has one)
+
+    def __post_init__(self) -> None:
+        if self.reward not in REWARDS:
+            raise ConfigError(f"reward must be one of {', '.join(REWARDS)}, got {self.reward!r}")
 
 
 @detectors.register("mc", aliases=("mc_binary_search",))
@@ -36,6 +52,15 @@ class MonteCarloDetector(Detector):
     name = "mc"
     Config = MonteCarloDetectorConfig
     provenance = "OmegaPRM binary search (arXiv 2406.06592); Math-Shepherd-style MC labels"
+    uses = ("sampling",)
+
+    def mode(self, trace: Trace) -> str:
+        if self.config.reward != "auto":
+            return self.config.reward
+        return "reference" if trace.reference_answer else "self_consistency"
+
+    def missing(self, trace: Trace) -> list[str]:
+        return missing(trace, ("reference_answer", "outcome") if self.mode(trace) == "reference" else ())
 
     def estimator(self) -> MonteCarloEstimator:
         config = self.config
@@ -53,20 +78,47 @@ class MonteCarloDetector(Detector):
         """First the question-only probe of every trace, sampled in batches across traces (on small models most
         traces abstain there), then the per-trace binary search over the rest."""
         estimator = self.estimator()
-        contexts = [analyzer.context(t) for t in traces if t.reference_answer and t.outcome is not None]
-        missing = [(c, i) for c in contexts for i in range(len(estimator.rollouts(c, 0)), self.config.rollouts)]
-        if missing:
-            prompts = [c.prompt_ids for c, _ in missing]
-            seeds = [rollout_seed(self.config.seed, 0, i) for _, i in missing]
+        contexts = [analyzer.context(t) for t in traces]
+        todo = [(c, i) for c in contexts for i in range(len(estimator.rollouts(c, 0)), self.config.rollouts)]
+        if todo:
+            prompts = [c.prompt_ids for c, _ in todo]
+            seeds = [rollout_seed(self.config.seed, 0, i) for _, i in todo]
             generations = analyzer.lm.sample(prompts, seeds, estimator.sampling()).generations
-            for (context, index), generation in zip(missing, generations, strict=True):
+            for (context, index), generation in zip(todo, generations, strict=True):
                 rollout = estimator.grade(context, 0, index, generation)
                 context.cache.put_rollouts(context.key, estimator.sampling_key(context), [rollout])
         return super().detect_many(analyzer, traces, segmenter, progress)
 
+    def consensus_trace(self, analyzer: Analyzer, trace: Trace) -> Trace | None:
+        """``trace`` with the majority answer of the question-level continuations as its reference (their
+        grades moved over, so nothing is sampled twice), or None when none of them states an answer."""
+        estimator = self.estimator()
+        context = analyzer.context(trace)
+        if len(estimator.rollouts(context, 0)) < self.config.rollouts:
+            estimator.draw(context, {0: self.config.rollouts})
+        drawn = estimator.rollouts(context, 0)[: self.config.rollouts]
+        majority = majority_answer([r.answer for r in drawn])
+        if majority is None:
+            return None
+        stated = trace.answer is not None and answers_equivalent(trace.answer, majority)
+        pseudo = trace.with_changes(reference_answer=majority, reference_solution=None, correct=stated)
+        target = analyzer.context(pseudo)
+        regraded = [replace(r, correct=answers_equivalent(r.answer, majority)) for r in drawn]
+        target.cache.put_rollouts(target.key, estimator.sampling_key(target), regraded)
+        return pseudo
+
     def detect(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
+        self.check(trace)
+        mode = self.mode(trace)
+        if mode == "self_consistency":
+            consensus = self.consensus_trace(analyzer, trace)
+            if consensus is None:
+                k = self.segmentation(analyzer, trace, segmenter).k
+                evidence = {"reward": mode, "reason": "no continuation from the question states an answer"}
+                return FirstError(self.name, NO_ERROR, np.zeros(k), True, evidence)
+            trace = consensus
         segmentation = self.segmentation(analyzer, trace, segmenter)
         context = analyzer.context(trace)
         config = self.config
@@ -87,8 +139,9 @@ class MonteCarloDetector(Detector):
             return probed[state]
 
         fails = lambda state: value(state) <= config.threshold  # noqa: E731
+        extra = {"reward": mode, "consensus": trace.reference_answer if mode == "self_consistency" else None}
         if fails(0):
-            return self._result(NO_ERROR, probed, k, abstained=True, before=before, analyzer=analyzer)
+            return self._result(NO_ERROR, probed, k, True, before, analyzer, extra)
         if config.binary_search:
             low, high = 1, k  # 1-based segments: find the first t with MC(s_{t+1}) failing
             while low < high:
@@ -101,14 +154,30 @@ class MonteCarloDetector(Detector):
         else:
             failing = [t for t in range(1, k + 1) if fails(t)]
             prediction = failing[0] - 1 if failing else NO_ERROR
-        return self._result(prediction, probed, k, abstained=False, before=before, analyzer=analyzer)
+        return self._result(prediction, probed, k, False, before, analyzer, extra)
 
     def _result(
-        self, prediction: int, probed: dict[int, float], k: int, abstained: bool, before, analyzer
+        self, prediction: int, probed: dict[int, float], k: int, abstained: bool, before, analyzer, extra: dict
     ) -> FirstError:
         values = np.full(k + 1, np.nan)
         for state, rate in probed.items():
             values[state] = rate
         drops = np.nan_to_num(values[:-1] - values[1:], nan=0.0)
-        evidence = {"probed_states": sorted(probed), "values": [None if np.isnan(v) else v for v in values]}
+        evidence = {"probed_states": sorted(probed), "values": [None if np.isnan(v) else v for v in values], **extra}
         return FirstError(self.name, prediction, drops, abstained, evidence, analyzer.lm.meter.total - before)
+
+
+def majority_answer(answers: list[str | None]) -> str | None:
+    """The most frequent stated answer (equivalent forms counted together; ties go to the earliest), or None."""
+    stated = [a for a in answers if a]
+    if not stated:
+        return None
+    counts = Counter(_answer_key(a) for a in stated)
+    best = max(counts.values())
+    return next(a for a in stated if counts[_answer_key(a)] == best)
+
+
+def _answer_key(answer: str) -> str:
+    """Equal for answers that ``answers_equivalent`` would match (numbers by value)."""
+    number = parse_number(answer)
+    return f"number:{number}" if number is not None else normalize_answer(answer)

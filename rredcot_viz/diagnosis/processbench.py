@@ -5,7 +5,8 @@ abstention counts as wrong. Erroneous and correct samples are split by the label
 ``final_answer_correct``. F1 is the harmonic mean of the two accuracies, undefined ("n/a") when a class is
 empty (not 0: the accuracy of an empty class is not 0); each accuracy comes with its Wilson 95% interval.
 The trivial baselines (always "no error", always the first step, always the last step, a uniformly random
-step) are scored alongside.
+step, and with outcome labels "no error if the answer is right, else the first / last / a random step") are
+scored alongside.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from typing import Any
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector
+from rredcot_viz.diagnosis.capability import capability
 from rredcot_viz.diagnosis.verdicts import confusion_matrix
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.segmenters.base import Segmenter
+from rredcot_viz.segmenters.base import Segmentation, Segmenter
 from rredcot_viz.stats import wilson_interval
+from rredcot_viz.traces.needs import describe
 from rredcot_viz.traces.trace import Trace
 
 
@@ -35,7 +38,8 @@ class Scores:
     acc_correct: float | None  # None: no correct sample
     f1: float | None  # None when a class is empty: the harmonic mean of an undefined accuracy is undefined
     seconds: float = 0.0
-    failures: int = 0  # traces the detector could not run on (counted as wrong)
+    failures: int = 0  # traces without a verdict (not runnable, failed or abstained; counted as wrong)
+    not_runnable: int = 0  # of those, traces that lack what the detector needs (known before any model work)
     hits_error: int = 0
     hits_correct: int = 0
 
@@ -62,7 +66,8 @@ class Scores:
             "correct_95%_CI": interval(self.hits_correct, self.n_correct),
             "F1_%": percent(self.f1) if self.f1 is not None else f"n/a ({self.f1_reason})",
             "seconds": round(self.seconds, 1),
-            "failures": self.failures,
+            "no verdict": self.failures,
+            "not runnable": self.not_runnable,
         }
 
 
@@ -98,65 +103,108 @@ def score(name: str, predictions: list[int | None], labels: list[int], seconds: 
         acc_correct,
         f1_score(acc_error, acc_correct),
         seconds,
-        failures,
-        hits_error,
-        hits_correct,
+        failures=failures,
+        hits_error=hits_error,
+        hits_correct=hits_correct,
     )
 
 
-def baselines(traces: list[Trace], seed: int = 0) -> list[Scores]:
-    labels = [t.first_error for t in traces]
+def baseline_predictions(traces: list[Trace], seed: int = 0) -> dict[str, list[int]]:
+    """Each trivial baseline's predictions; where every trace has an outcome label, also the ``outcome_then_*``
+    controls ("no error" when the final answer is right, else a fixed or random step): the floor for any
+    detector that reads the outcome (the ``own_answer`` values, ``loo`` with the own target)."""
     n_steps = [len(t.steps) for t in traces]
     rng = np.random.default_rng(seed)
-    return [
-        score("always_no_error", [NO_ERROR] * len(traces), labels),
-        score("always_first", [0] * len(traces), labels),
-        score("always_last", [n - 1 for n in n_steps], labels),
-        score("uniform_random", [int(rng.integers(0, n)) for n in n_steps], labels),
-    ]
+    guesses = {
+        "first": [0] * len(traces),
+        "last": [n - 1 for n in n_steps],
+        "random": [int(rng.integers(0, n)) for n in n_steps],
+    }
+    predictions = {"always_no_error": [NO_ERROR] * len(traces), "always_first": guesses["first"]}
+    predictions |= {"always_last": guesses["last"], "uniform_random": guesses["random"]}
+    outcomes = [t.outcome for t in traces]
+    if traces and all(o is not None for o in outcomes):
+        right = [o >= 0.5 for o in outcomes]
+        for name, guess in guesses.items():
+            predictions[f"outcome_then_{name}"] = [NO_ERROR if ok else g for ok, g in zip(right, guess, strict=True)]
+    return predictions
+
+
+def baselines(traces: list[Trace], seed: int = 0) -> list[Scores]:
+    """The trivial baselines' scores (``baseline_predictions``)."""
+    labels = [t.first_error for t in traces]
+    return [score(name, guess, labels) for name, guess in baseline_predictions(traces, seed).items()]
 
 
 @dataclass
 class Evaluation:
-    detector: str
+    detector: str  # the row's name: the method with its mode, e.g. ``min_sigma[answer_only]``
     scores: Scores
     predictions: list[int | None]
     labels: list[int]
     n_steps: list[int]
     trace_hashes: list[str]
     errors: list[str] = field(default_factory=list)
+    method: str = ""  # the registered detector name the row came from
+    evidence: list[dict[str, Any] | None] = field(default_factory=list)  # per trace: the verdict's evidence
 
     def confusion(self) -> np.ndarray:
         return confusion_matrix(self.predictions, self.labels, self.n_steps)
 
 
+def to_step(trace: Trace, segmentation: Segmentation, prediction: int) -> int:
+    """A segment-level prediction as the dataset's step (METHOD.md: the step that contains the segment's first
+    non-blank character), so F1 is comparable across segmenters; "no error" stays -1."""
+    if prediction == NO_ERROR:
+        return NO_ERROR
+    start, end = segmentation.segments[prediction].char_span
+    text = trace.cot[start:end]
+    first = start + (len(text) - len(text.lstrip()))
+    spans = trace.step_spans()
+    return next((i for i, (low, high) in enumerate(spans) if low <= first < high), len(spans) - 1)
+
+
 def evaluate(
     detector: Detector, analyzer: Analyzer, traces: list[Trace], segmenter: Segmenter, progress: Any = None
 ) -> Evaluation:
-    """Run ``detector`` on labelled traces (``first_error`` set) and score it ProcessBench-style."""
+    """Run ``detector`` on the labelled traces (``first_error`` set) it can run on (``capability``; the others
+    count as misses, with what they lack) and score it ProcessBench-style against every trace's label.
+    Predictions of any segmenter are mapped onto the dataset's steps (``to_step``)."""
     unlabelled = [t.trace_id for t in traces if t.first_error is None or t.steps is None]
     if unlabelled:
         raise RredcotError(
             f"{len(unlabelled)} traces have no first-error label or steps (e.g. {unlabelled[0]}); "
             "evaluate on ProcessBench-format data"
         )
+    report = capability(detector, traces)
     started = time.perf_counter()
-    predictions: list[int | None] = []
-    errors: list[str] = []
-    for trace, verdict in zip(traces, detector.detect_many(analyzer, traces, segmenter, progress), strict=True):
+    predictions: list[int | None] = [None] * len(traces)
+    evidence: list[dict[str, Any] | None] = [None] * len(traces)
+    errors = [
+        f"{t.trace_id or t.short_id}: not run, lacks {describe(detector.missing(t))}"
+        for t in traces
+        if detector.missing(t)
+    ]
+    chosen = [traces[i] for i in report.runnable]
+    verdicts = detector.detect_many(analyzer, chosen, segmenter, progress) if chosen else []
+    for index, trace, verdict in zip(report.runnable, chosen, verdicts, strict=True):
         if isinstance(verdict, RredcotError):
-            predictions.append(None)
-            errors.append(f"{trace.trace_id}: {verdict}")
+            errors.append(f"{trace.trace_id or trace.short_id}: {verdict}")
         else:
-            predictions.append(None if verdict.abstained else verdict.prediction)
+            evidence[index] = verdict.evidence
+            if not verdict.abstained:
+                predictions[index] = to_step(trace, analyzer.segment(trace, segmenter), verdict.prediction)
     labels = [t.first_error for t in traces]
-    scores = score(detector.name, predictions, labels, time.perf_counter() - started)
+    scores = score(report.label, predictions, labels, time.perf_counter() - started)
+    scores.not_runnable = len(traces) - len(report.runnable)
     return Evaluation(
-        detector.name,
+        report.label,
         scores,
         predictions,
         labels,
         [len(t.steps) for t in traces],
         [t.content_hash for t in traces],
         errors,
+        method=detector.name,
+        evidence=evidence,
     )

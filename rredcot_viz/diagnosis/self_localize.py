@@ -21,6 +21,7 @@ from rredcot_viz.errors import ConfigError, RredcotError
 from rredcot_viz.model.lm import CallCost
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.traces.answers import find_boxed
+from rredcot_viz.traces.needs import missing
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
@@ -99,6 +100,13 @@ class SelfLocalize(Detector):
     name = "self_localize"
     Config = SelfLocalizeConfig
     provenance = "SRPO (arXiv 2605.25507, code Ankur-Samanta/SRPO @ 67f4a26); prompt wording ours"
+    uses = ("sampling",)
+
+    def missing(self, trace: Trace) -> list[str]:
+        return missing(trace, ("reference_answer",) if self.config.variant == "l1" else ())
+
+    def mode(self, trace: Trace) -> str:
+        return self.config.variant
 
     def detect(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None

@@ -1,7 +1,10 @@
 """Detectors that read a value curve (METHOD.md §8.1): ``min_sigma`` and ``value_drop``.
 
-Both use RREDCoT by default (``estimator``), so on a failed trace the segment where Q-hat collapses is the
-suspect; any registered estimator can be used instead (``mc`` gives the MC value-drop detector).
+With ``estimator="auto"`` (default) each trace gets the richest estimator it can feed: ``rredcot`` with a
+reference answer and solution, ``answer_only`` (R-hat alone, beta = 0) with a reference answer only, and
+``own_answer`` with neither (the probability of the trace's own answer; on a failed trace the value falls where
+support for its wrong answer rises). Any registered estimator can be named instead (``mc`` gives the MC
+value-drop detector). Tables name the estimator used, e.g. ``min_sigma[answer_only]``.
 """
 
 from __future__ import annotations
@@ -26,21 +29,50 @@ if TYPE_CHECKING:
 class MinSigmaConfig(DetectorConfig):
     threshold: float = 0.05  # tau_sigma
     variant: str = "argmin"  # or "first_below": the earliest sigma_t < -tau
-    estimator: str = "rredcot"
+    estimator: str = "auto"  # rredcot, answer_only or own_answer by what the trace has
     estimator_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        _check_estimator(self.estimator)
         if self.variant not in ("argmin", "first_below"):
             raise ConfigError(f"variant must be argmin or first_below, got {self.variant!r}")
 
 
-def _analysis(detector: Detector, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None):
-    estimator = estimators.get(detector.config.estimator)(**detector.config.estimator_options)
-    return analyzer.analyze(trace, segmenter, estimator, progress)
+AUTO_ORDER = ("rredcot", "answer_only", "own_answer")  # richest first
+
+
+def resolve_estimator(name: str, trace: Trace) -> str:
+    """``name``, or with "auto" the first of ``AUTO_ORDER`` that ``trace`` can feed (the last one otherwise,
+    so its needs are what is reported missing)."""
+    if name != "auto":
+        return name
+    return next((n for n in AUTO_ORDER if not estimators.get(n)().missing(trace)), AUTO_ORDER[-1])
+
+
+class ValueCurveDetector(Detector):
+    """A detector that reads one estimator's value curve; ``config.estimator`` may be "auto"."""
+
+    def estimator(self, trace: Trace):
+        name = resolve_estimator(self.config.estimator, trace)
+        return estimators.get(name)(**self.config.estimator_options)
+
+    def missing(self, trace: Trace) -> list[str]:
+        return self.estimator(trace).missing(trace)
+
+    def mode(self, trace: Trace) -> str:
+        return resolve_estimator(self.config.estimator, trace)
+
+    def analysis(self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None):
+        return analyzer.analyze(trace, segmenter, self.estimator(trace), progress)
+
+
+def _check_estimator(name: str) -> None:
+    if name != "auto" and name not in estimators:
+        raise ConfigError(f"unknown estimator {name!r}; choose auto or one of {', '.join(estimators.names())}")
 
 
 @detectors.register("min_sigma")
-class MinSigma(Detector):
+class MinSigma(ValueCurveDetector):
     """The most negative redistributed reward (variant B sigma), if below -tau."""
 
     name = "min_sigma"
@@ -49,7 +81,7 @@ class MinSigma(Detector):
     def detect(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
-        result = _analysis(self, analyzer, trace, segmenter, progress)
+        result = self.analysis(analyzer, trace, segmenter, progress)
         sigma = result.sigma
         below = np.flatnonzero(sigma < -self.config.threshold)
         if self.config.variant == "first_below":
@@ -57,7 +89,8 @@ class MinSigma(Detector):
         else:
             best = int(np.argmin(sigma))
             prediction = best if sigma[best] < -self.config.threshold else NO_ERROR
-        return FirstError(self.name, prediction, -sigma, evidence={"sigma": sigma.tolist()}, cost=result.cost)
+        evidence = {"sigma": sigma.tolist(), "estimator": result.values.estimator}
+        return FirstError(self.name, prediction, -sigma, evidence=evidence, cost=result.cost)
 
 
 @dataclass(frozen=True)
@@ -65,16 +98,17 @@ class ValueDropConfig(DetectorConfig):
     mode: str = "delta"  # "delta": first V_{t+1} - V_t <= -delta; "absolute": first V_{t+1} < tau_abs
     delta: float = 0.2
     absolute: float = 0.5
-    estimator: str = "rredcot"
+    estimator: str = "auto"
     estimator_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        _check_estimator(self.estimator)
         if self.mode not in ("delta", "absolute"):
             raise ConfigError(f"mode must be delta or absolute, got {self.mode!r}")
 
 
 @detectors.register("value_drop")
-class ValueDrop(Detector):
+class ValueDrop(ValueCurveDetector):
     """The first boundary where the value falls by more than delta (or below tau_abs); the largest single
     drop is reported as evidence. The terminal value (the outcome) is part of the curve."""
 
@@ -84,7 +118,7 @@ class ValueDrop(Detector):
     def detect(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
-        result = _analysis(self, analyzer, trace, segmenter, progress)
+        result = self.analysis(analyzer, trace, segmenter, progress)
         values = result.values.values
         drops = values[:-1] - values[1:]  # drop caused by segment t = value before minus value after
         if self.config.mode == "delta":
@@ -96,5 +130,6 @@ class ValueDrop(Detector):
             "values": values.tolist(),
             "largest_drop_segment": int(np.argmax(drops)) + 1,
             "largest_drop": float(drops.max()),
+            "estimator": result.values.estimator,
         }
         return FirstError(self.name, prediction, drops, evidence=evidence, cost=result.cost)

@@ -18,6 +18,7 @@ from rredcot_viz.config import with_overrides
 from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.model.lm import CallCost
 from rredcot_viz.registry import Registry
+from rredcot_viz.traces.needs import describe, missing
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.context import TraceContext
@@ -60,7 +61,7 @@ class ValueEstimator(ABC):
     name: ClassVar[str]
     Config: ClassVar[type[EstimatorConfig]] = EstimatorConfig
     provenance: ClassVar[str] = "design choice (configurable)"
-    needs: ClassVar[tuple[str, ...]] = ("outcome",)  # of: outcome, reference_answer, reference_solution
+    needs: ClassVar[tuple[str, ...]] = ("outcome",)  # ``traces.needs.NEED_TEXT`` names them
     uses_model: ClassVar[bool] = True
 
     def __init__(self, config: EstimatorConfig | None = None, **overrides: Any):
@@ -69,23 +70,19 @@ class ValueEstimator(ABC):
             raise ConfigError(f"{self.name} needs a {self.Config.__name__}, got {type(base).__name__}")
         self.config = with_overrides(base, f"estimator {self.name!r}", overrides)
 
+    def missing(self, trace: Trace) -> list[str]:
+        """What this estimator needs and ``trace`` lacks (``traces.needs``), checked without the model."""
+        return missing(trace, self.needs)
+
     def check(self, trace: Trace) -> None:
         """Raise ``MissingReferenceError`` naming what this estimator needs and the trace lacks."""
-        missing = [need for need in self.needs if _lacks(trace, need)]
-        if missing:
-            hints = {
-                "outcome": "an outcome (a reference answer to check the final answer against, or a correct label)",
-                "reference_answer": "a reference answer",
-                "reference_solution": "a reference solution (the reference path for v-hat)",
-                "step_values": "published per-step values (e.g. a Thought Anchors import)",
-            }
-            usable = [
-                name for name in estimators.names() if not any(_lacks(trace, n) for n in estimators.get(name).needs)
-            ]
+        lacking = self.missing(trace)
+        if lacking:
+            usable = [name for name in estimators.names() if not missing(trace, estimators.get(name).needs)]
             alternatives = f"estimators that can run on it: {', '.join(usable)}" if usable else "no estimator can run"
             raise MissingReferenceError(
-                f"estimator {self.name!r} needs {' and '.join(hints[m] for m in missing)}, which this trace "
-                f"does not have; add it to the trace, or use another estimator ({alternatives})"
+                f"estimator {self.name!r} needs {describe(lacking)}, which this trace does not have; add it to "
+                f"the trace, or use another estimator ({alternatives})"
             )
 
     def series(self, context: TraceContext) -> list[ScoreSeries]:
@@ -102,12 +99,6 @@ class ValueEstimator(ABC):
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> StateValues:
         """Values for the states s_1..s_{K+1} of ``segmentation`` (``progress(done, total)`` for slow ones)."""
-
-
-def _lacks(trace: Trace, need: str) -> bool:
-    if need == "outcome":
-        return trace.outcome is None
-    return not getattr(trace, need)
 
 
 estimators: Registry[type[ValueEstimator]] = Registry("estimator")

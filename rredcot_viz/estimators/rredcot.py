@@ -87,6 +87,10 @@ class RREDCoTEstimator(ValueEstimator):
             return self.config.trigger
         return THINKING_TRIGGER if "</think>" in context.trace.cot else PLAIN_TRIGGER
 
+    def target_answer(self, trace) -> str:
+        """Y*, the answer whose probability R-hat reads: the reference answer (``own_answer``: the trace's own)."""
+        return trace.reference_answer
+
     def answer_target(self, answer: str) -> str:
         answer = scoring_form(answer)
         return answer + "}" if self.config.answer_span == "answer_brace" else answer
@@ -98,7 +102,7 @@ class RREDCoTEstimator(ValueEstimator):
         return solution.rstrip() + self.trigger(context) + scoring_form(context.trace.reference_answer) + "}"
 
     def candidates(self, context: TraceContext) -> list[str]:
-        reference = context.trace.reference_answer
+        reference = self.target_answer(context.trace)
         pool = numbers_in(context.trace.question + "\n" + context.region_text("reasoning"))
         others = [n for n in pool if not answers_equivalent(n, reference)]
         return others[-self.config.max_candidates :] if self.config.max_candidates else []
@@ -107,7 +111,7 @@ class RREDCoTEstimator(ValueEstimator):
         trigger = self.trigger(context)
         series = []
         if self.config.alpha > 0:
-            series.append(ScoreSeries("answer", trigger, self.answer_target(context.trace.reference_answer)))
+            series.append(ScoreSeries("answer", trigger, self.answer_target(self.target_answer(context.trace))))
             if self.config.aggregation == CANDIDATE_NORMALIZED:
                 series += [
                     ScoreSeries(f"candidate:{c}", trigger, self.answer_target(c)) for c in self.candidates(context)
@@ -194,6 +198,39 @@ class AnswerOnlyEstimator(RREDCoTEstimator):
     name = "answer_only"
     Config = AnswerOnlyConfig
     needs = ("outcome", "reference_answer")
+
+
+@estimators.register("own_answer")
+class OwnAnswerEstimator(AnswerOnlyEstimator):
+    """Reference-free R-hat: the probability of the answer the trace itself gave, after each prefix.
+
+    On a correct trace that answer is the right one, so the value is R-hat; on a failed trace the value is
+    1 - P(its own wrong answer), so it falls where support for the wrong answer rises (the first-error signal
+    when a dataset has an outcome label but no reference answer). Needs the outcome label and a stated answer.
+    """
+
+    name = "own_answer"
+    needs = ("outcome", "answer")
+    provenance = "design choice (configurable): reference-free target for R-hat (issue 16)"
+
+    def check(self, trace) -> None:
+        ValueEstimator.check(self, trace)
+
+    def target_answer(self, trace) -> str:
+        return trace.answer
+
+    def combine(
+        self, series: list[ScoreSeries], scores: dict[str, list[np.ndarray]], n_states: int, outcome: float
+    ) -> StateValues:
+        result = super().combine(series, scores, n_states, outcome)
+        support = result.components["R_hat"]
+        values = support.copy() if outcome >= 0.5 else 1.0 - support
+        values[-1] = outcome
+        result.components["Q_model"] = values.copy()
+        result.values = values
+        if outcome < 0.5:
+            result.notes.append("failed trace: value = 1 - P(its own wrong answer)")
+        return result
 
 
 @dataclass(frozen=True)

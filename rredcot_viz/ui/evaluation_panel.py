@@ -9,13 +9,14 @@ import streamlit as st
 
 from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.verdicts import confusion_matrix, evaluation_runs, load_evaluation
+from rredcot_viz.errors import RredcotError
 from rredcot_viz.figures import confusion_heatmap
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import data_dir, shared_data_dir
 from rredcot_viz.ui import resources, widgets
-from rredcot_viz.workflows.diagnose import EvaluationRequest, run_evaluation, store_evaluation
+from rredcot_viz.workflows.diagnose import EvaluationRequest, plan_evaluation, run_evaluation, store_evaluation
 
-DEFAULT_DETECTORS = ["min_sigma", "value_drop"]  # the two that share one analysis per trace
+DEFAULT_DETECTORS = ["min_sigma", "value_drop", "step_verifier"]  # cheap: one analysis and one pass per trace
 UPLOAD = "upload a file"
 
 
@@ -49,6 +50,16 @@ def start_form(config: ModelConfig) -> None:
         seed = middle.number_input("Seed", 0, 10_000, 0, key="eval_seed")
         segmenter = right.selectbox("Segments", ["given", "hybrid", "sentence"], key="eval_segmenter")
         names = st.multiselect("Detectors", detectors.names(), default=DEFAULT_DETECTORS, key="eval_detectors")
+        left, right = st.columns(2)
+        balanced = left.checkbox(
+            "Balanced sample", value=True, key="eval_balanced", help="equal numbers of erroneous and correct records"
+        )
+        strict = right.checkbox(
+            "Strict",
+            key="eval_strict",
+            help="stop before any model work when a detector cannot run on every record (default: run each on the "
+            "records it can run on; the others count as misses)",
+        )
         submitted = st.form_submit_button("Evaluate in the background")
     if not submitted:
         return
@@ -57,17 +68,32 @@ def start_form(config: ModelConfig) -> None:
         return
     path, shown = chosen
     detector_options = {name: {} for name in names}
-    request = EvaluationRequest(path, detector_options, sample=int(sample), sample_seed=int(seed), segmenter=segmenter)
+    request = EvaluationRequest(
+        path,
+        detector_options,
+        sample=int(sample),
+        sample_seed=int(seed),
+        segmenter=segmenter,
+        balanced=balanced,
+        strict=strict,
+    )
+    try:  # the capability check reads trace fields only: it answers before the model is touched
+        plan = plan_evaluation(request)
+    except RredcotError as error:
+        st.error(str(error))
+        return
+    st.session_state["eval_capabilities"] = [*plan.notes, *(c.line() for c in plan.capabilities)]
     lm, store = resources.model(config), resources.store()
 
     def run(job):
         def report(name: str, done: int, total: int) -> None:
             job.progress(names.index(name) * total + done, total * len(names), f"{name}: {done}/{total} traces")
 
-        return store_evaluation(store, lm, run_evaluation(lm, request, report), request)
+        return store_evaluation(store, lm, run_evaluation(lm, request, report, plan=plan), request)
 
     label = f"evaluate {', '.join(names)} on {shown}"
-    job = resources.jobs().submit(label, run, kind="diagnosis", unit="traces", total=int(sample) * len(names))
+    total = len(plan.traces) * len(names)
+    job = resources.jobs().submit(label, run, kind="diagnosis", unit="traces", total=total)
     st.session_state["eval_job"] = job.id
 
 
@@ -109,5 +135,14 @@ def evaluation_panel(config: ModelConfig) -> None:
     st.subheader("ProcessBench evaluation")
     with st.expander("Start an evaluation", expanded=False):
         start_form(config)
+    lines = st.session_state.get("eval_capabilities")
+    if lines:
+        st.info("Capability check (before any model work):\n\n" + "\n".join(f"- {line}" for line in lines))
+    st.caption(
+        "Reference-free modes: with no reference answer the value detectors read P(the trace's own answer) "
+        "(`own_answer`), `loo` targets the own answer, and `mc` rewards agreement with the majority answer of "
+        "continuations sampled from the question (self-consistency); `step_verifier` asks the model about each "
+        "step and needs nothing but the steps."
+    )
     job_progress()
     stored_runs()

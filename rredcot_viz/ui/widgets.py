@@ -23,6 +23,7 @@ from rredcot_viz.model.lm import CallCost
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.segmenters import Segmenter, SegmenterInput, segmenters
 from rredcot_viz.segmenters.hybrid import HybridSegmenterConfig
+from rredcot_viz.traces.needs import describe
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
@@ -257,14 +258,6 @@ def variant_control(prefix: str, column=st) -> AnalysisConfig:
     return AnalysisConfig(boundaries="segmenter", variant=variant)
 
 
-ESTIMATOR_NEEDS = {
-    "outcome": "an outcome",
-    "reference_answer": "a reference answer",
-    "reference_solution": "a reference solution",
-    "step_values": "published step values",
-}
-
-
 def usable_estimator(name: str, trace: Trace, fallback: str = "answer_only") -> tuple[str, str | None]:
     """``name`` if it can run on ``trace``, else ``fallback`` with a note saying what was missing and why."""
     try:
@@ -280,18 +273,16 @@ def usable_estimator(name: str, trace: Trace, fallback: str = "answer_only") -> 
 
 def estimator_controls(prefix: str, names: list[str] | None = None):
     """Estimator, aggregation and redistribution variant; returns (estimator, AnalysisConfig)."""
-    names = names or ["rredcot", "answer_only", "continue_only", "uniform"]
+    names = names or ["rredcot", "answer_only", "own_answer", "continue_only", "uniform"]
     col_est, col_agg, col_var = st.columns(3)
     name = col_est.selectbox(
         "Estimator",
         names,
         key=f"{prefix}_estimator",
-        help="\n".join(
-            f"{n} needs {', '.join(ESTIMATOR_NEEDS.get(x, x) for x in estimators.get(n).needs)}" for n in names
-        ),
+        help="\n".join(f"{n} needs {describe(estimators.get(n).needs) or 'nothing but the text'}" for n in names),
     )
     options = {}
-    if name in ("rredcot", "answer_only", "continue_only"):
+    if name in ("rredcot", "answer_only", "own_answer", "continue_only"):
         choices = [*aggregations.names(), CANDIDATE_NORMALIZED]
         options["aggregation"] = col_agg.selectbox("Aggregation", choices, key=f"{prefix}_aggregation")
     variant = col_var.selectbox(

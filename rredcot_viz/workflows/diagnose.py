@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from rredcot_viz.diagnosis import detectors
+from rredcot_viz.diagnosis import Detector, detectors
+from rredcot_viz.diagnosis.capability import Capability, check_all
 from rredcot_viz.diagnosis.processbench import Evaluation, Scores, baselines, evaluate
 from rredcot_viz.engine import AnalysisConfig, Analyzer, BoundaryCache, PromptConfig
 from rredcot_viz.errors import RredcotError
@@ -40,10 +41,32 @@ class EvaluationRequest:
     encoding: str = "utf-8"
     sample: int | None = None  # a seeded random subset, kept in file order
     sample_seed: int = 0
+    balanced: bool = False  # the sample holds equal numbers of erroneous and correct records
     references: str = "auto"  # a file to join references from by question, "auto" or "none"
-    segmenter: str = "given"  # segment t = step t
+    segmenter: str = "given"  # segment t = step t; other segmenters' predictions are mapped onto the steps
     variant: str = "exact_sum"
     chat_template: bool = True
+    strict: bool = False  # stop before any model work when a detector cannot run on every record
+
+    def detector_instances(self) -> list[Detector]:
+        return [detectors.get(name)(**options) for name, options in self.detectors.items()]
+
+
+@dataclass
+class EvaluationPlan:
+    """What will run, known before any model work: the traces, how they were read, each detector's capability."""
+
+    traces: list[Trace]
+    notes: list[str]
+    detectors: list[Detector]
+    capabilities: list[Capability]
+
+
+def plan_evaluation(request: EvaluationRequest) -> EvaluationPlan:
+    """Read the records and check every detector against them (trace fields only: well under a second)."""
+    traces, notes = load_request_traces(request)
+    instances = request.detector_instances()
+    return EvaluationPlan(traces, notes, instances, check_all(instances, traces, request.strict))
 
 
 @dataclass
@@ -54,21 +77,45 @@ class EvaluationOutcome:
     rows: list[dict[str, Any]]  # the detectors' rows, then the trivial baselines'
     notes: list[str] = field(default_factory=list)
     run_id: str | None = None
+    capabilities: list[Capability] = field(default_factory=list)
 
     @property
     def best(self) -> Evaluation:
         return max(self.evaluations, key=lambda e: -1.0 if e.scores.f1 is None else e.scores.f1)
 
+    @property
+    def runnable_pct(self) -> float:
+        """Percent of the records on which every requested detector could run."""
+        return runnable_pct(self.capabilities, len(self.traces))
+
     def baseline(self, name: str) -> Scores:
         return next(b for b in baselines(self.traces) if b.name == name)
 
 
-def seeded_sample(traces: list[Trace], n: int | None, seed: int) -> list[Trace]:
+def runnable_pct(capabilities: list[Capability], total: int) -> float:
+    """Percent of ``total`` records that every method in ``capabilities`` can run on."""
+    if not total:
+        return 0.0
+    everywhere = set(range(total)).intersection(*(c.runnable for c in capabilities))
+    return 100.0 * len(everywhere) / total
+
+
+def seeded_sample(traces: list[Trace], n: int | None, seed: int, balanced: bool = False) -> list[Trace]:
     """``n`` records drawn with ``seed``, in file order (ProcessBench files list the erroneous samples first,
-    so the first N alone would hold no correct ones)."""
+    so the first N alone would hold no correct ones). ``balanced``: n // 2 erroneous and n - n // 2 correct
+    records (by the first-error label), or as many as the smaller class has."""
+    rng = np.random.default_rng(seed)
+    if balanced and n:
+        wrong = [i for i, t in enumerate(traces) if t.first_error not in (None, -1)]
+        right = [i for i, t in enumerate(traces) if t.first_error == -1]
+        picked = [
+            *rng.choice(wrong, min(n // 2, len(wrong)), replace=False),
+            *rng.choice(right, min(n - n // 2, len(right)), replace=False),
+        ]
+        return [traces[i] for i in sorted(picked)]
     if not n or n >= len(traces):
         return traces
-    chosen = np.random.default_rng(seed).choice(len(traces), n, replace=False)
+    chosen = rng.choice(len(traces), n, replace=False)
     return [traces[i] for i in sorted(chosen)]
 
 
@@ -94,7 +141,7 @@ def load_request_traces(request: EvaluationRequest) -> tuple[list[Trace], list[s
         encoding=request.encoding,
         display_name=request.data.name,
     )
-    traces = seeded_sample(report.traces, request.sample, request.sample_seed)
+    traces = seeded_sample(report.traces, request.sample, request.sample_seed, request.balanced)
     if not traces:
         raise RredcotError(f"{request.data.name}: no traces could be read ({report.records_failed} records skipped)")
     traces, matched = auto_references(request.data, traces, request.references)
@@ -104,21 +151,27 @@ def load_request_traces(request: EvaluationRequest) -> tuple[list[Trace], list[s
     return traces, notes + ([matched] if matched else [])
 
 
-def run_evaluation(lm: Any, request: EvaluationRequest, progress: Progress | None = None) -> EvaluationOutcome:
-    """Every requested detector on the request's traces, with the trivial baselines' rows beside them."""
-    traces, notes = load_request_traces(request)
+def run_evaluation(
+    lm: Any, request: EvaluationRequest, progress: Progress | None = None, plan: EvaluationPlan | None = None
+) -> EvaluationOutcome:
+    """Every requested detector on the records it can run on, with the trivial baselines' rows beside them."""
+    plan = plan or plan_evaluation(request)
+    traces = plan.traces
     prompt = PromptConfig(chat_template=request.chat_template)
     config = AnalysisConfig(prompt=prompt, scope="reasoning", boundaries="states", variant=request.variant)
     # every trace stays in the score cache, so detectors that read the same values (min_sigma, value_drop) share them
     analyzer = Analyzer(lm, config, cache=BoundaryCache(max_contexts=len(traces) + 8))
     segmenter = segmenters.get(request.segmenter)()
     evaluations = []
-    for name, options in request.detectors.items():
+    for detector in plan.detectors:
+        name = detector.name
         report = None if progress is None else (lambda done, total, name=name: progress(name, done, total))
-        evaluations.append(evaluate(detectors.get(name)(**options), analyzer, traces, segmenter, report))
+        evaluations.append(evaluate(detector, analyzer, traces, segmenter, report))
     rows = [e.scores.row() for e in evaluations] + [b.row() for b in baselines(traces)]
-    split = request.data.stem + (f" (random {len(traces)}, seed {request.sample_seed})" if request.sample else "")
-    return EvaluationOutcome(split, traces, evaluations, rows, notes)
+    kind = "balanced" if request.balanced else "random"
+    split = request.data.stem + (f" ({kind} {len(traces)}, seed {request.sample_seed})" if request.sample else "")
+    notes = [*plan.notes, *(c.line() for c in plan.capabilities)]
+    return EvaluationOutcome(split, traces, evaluations, rows, notes, capabilities=plan.capabilities)
 
 
 def store_evaluation(store: Any, lm: Any, outcome: EvaluationOutcome, request: EvaluationRequest) -> str:
@@ -137,9 +190,7 @@ def store_evaluation(store: Any, lm: Any, outcome: EvaluationOutcome, request: E
         }
         key = f"{run_id}:{evaluation.detector}"
         cost = {"seconds": evaluation.scores.seconds}
-        store.put_result(
-            key, "", "diagnosis", evaluation.detector, request.detectors[evaluation.detector], payload, cost
-        )
+        store.put_result(key, "", "diagnosis", evaluation.detector, request.detectors[evaluation.method], payload, cost)
     seconds = sum(e.scores.seconds for e in outcome.evaluations)
     store.finish_run(run_id, "done", {"split": outcome.split, "table": outcome.rows}, {"seconds": seconds})
     outcome.run_id = run_id

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from toy import ToyLanguageModel, ToySampler
+from toy import ToyLanguageModel, ToySampler, planted_success
 
 from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.processbench import evaluate
@@ -79,11 +79,6 @@ def test_self_localize_parses_the_models_reply(tiny, monkeypatch):
     verdicts = detectors.get("self_localize")().detect_many(an, [TRACE, TRACE], GIVEN)
     assert [v.prediction for v in verdicts] == [2, -1]
     assert verdicts[0].scores.tolist() == [0, 0, 1, 0, 0]
-
-
-def planted_success(context: str) -> float:
-    response = context.split(" A ", 1)[1] if " A " in context else ""
-    return 0.0 if "XX" in response else 0.9
 
 
 def test_mc_binary_search_finds_the_planted_error_with_few_probes():

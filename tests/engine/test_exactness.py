@@ -144,7 +144,8 @@ def test_uniform_is_what_grpo_would_do():
 def test_missing_references_are_named_and_other_estimators_still_run():
     bare = TRACE.with_changes(reference_solution=None)
     with pytest.raises(
-        MissingReferenceError, match=r"needs a reference solution.*can run on it: answer_only, mc, uniform\)"
+        MissingReferenceError,
+        match=r"needs a reference solution.*can run on it: answer_only, own_answer, mc, uniform\)",
     ):
         analyze(trace=bare)
     result, _, _ = analyze("answer_only", trace=bare, answer_span="answer")

@@ -40,3 +40,10 @@ def test_import_a_shared_file(shared_data):
     app.button(key="dataset_import").click().run()
     assert "gsm8k.json: 5 traces imported as format processbench" in app.success[0].value
     assert "dataset:gsm8k.json (5 traces)" in app.selectbox(key="dataset_collection").options
+    app.selectbox(key="dataset_collection").select("dataset:gsm8k.json").run()
+    app.selectbox(key="dataset_estimator").select("rredcot").run()
+    warning = app.warning[0].value
+    assert "rredcot: runs on 0 of 5 records; 5 lack a reference answer" in warning
+    assert app.button(key="dataset_run").disabled  # nothing to analyse: no model work is started
+    app.selectbox(key="dataset_estimator").select("own_answer").run()
+    assert not app.warning and "own_answer: runs on 5 of 5 records" in " ".join(c.value for c in app.caption)

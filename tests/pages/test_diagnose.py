@@ -31,7 +31,9 @@ def test_verdicts_reset_tree_and_evaluation_view():
     options = app.sidebar.selectbox(key="trace_Samples").options
     assert options and all(o.endswith("· failed") for o in options)
     verdicts = app.dataframe[0].value
-    assert list(verdicts["detector"]) == ["min_sigma", "value_drop", "loo", "label"]
+    assert list(verdicts["detector"]) == [
+        "min_sigma[rredcot]", "value_drop[rredcot]", "loo[reference]", "step_verifier", "label"
+    ]  # fmt: skip
     assert app.get("html")[0].proto.body.count("data-segment=") >= 2
     app.slider(key="diagnose_g").set_value(2)
     app.select_slider(key="diagnose_tokens").set_value(64)
@@ -65,17 +67,22 @@ def test_an_evaluation_starts_as_a_job_and_its_run_opens(tmp_path, monkeypatch):
     assert not app.exception
     job = resources.jobs().get(app.session_state["eval_job"])
     assert (job.kind, job.unit, job.total) == ("diagnosis", "traces", 3)  # real units from the start
+    info = " ".join(i.value for i in app.info)
+    assert "Capability check" in info and "min_sigma[own_answer]: runs on 3 of 3 records" in info
     resources.jobs().wait(job, timeout=300)
     assert job.status == "done", job.error
     app.run()
     runs = app.selectbox(key="diagnose_run")
-    assert runs.value == job.result and runs.format_func(runs.value).startswith("tiny_split (random 3, seed 0)")
+    assert runs.value == job.result and runs.format_func(runs.value).startswith("tiny_split (balanced 3, seed 0)")
     table = app.dataframe[-1].value
     assert table["detector"].tolist() == [
-        "min_sigma",
+        "min_sigma[own_answer]",
         "always_no_error",
         "always_first",
         "always_last",
         "uniform_random",
+        "outcome_then_first",
+        "outcome_then_last",
+        "outcome_then_random",
     ]
-    assert table["n"].tolist() == [3] * 5
+    assert table["n"].tolist() == [3] * 8

@@ -43,12 +43,14 @@ def test_an_evaluation_runs_stores_and_reads_back(tiny, tmp_path):
     assert evaluation.predictions == [-1] * 4 and evaluation.labels == [t.first_error for t in outcome.traces]
     assert reports[-1] == ("min_sigma", 4, 4)
     assert [row["detector"] for row in outcome.rows] == [
-        "min_sigma", "always_no_error", "always_first", "always_last", "uniform_random"
+        "min_sigma[uniform]", "always_no_error", "always_first", "always_last", "uniform_random",
+        "outcome_then_first", "outcome_then_last", "outcome_then_random",
     ]  # fmt: skip
     store = Store(tmp_path / "store.duckdb")
     run_id = store_evaluation(store, tiny, outcome, request)
     runs = evaluation_runs(store)
     assert runs["run_id"].tolist() == [run_id] and runs["split"][0] == outcome.split
     table, details = load_evaluation(store, run_id)
-    assert table["detector"].tolist()[0] == "min_sigma" and details["min_sigma"]["predictions"] == [-1] * 4
+    assert table["detector"].tolist()[0] == "min_sigma[uniform]"
+    assert details["min_sigma[uniform]"]["predictions"] == [-1] * 4
     store.close()
