@@ -139,3 +139,11 @@ def test_analyze_checks_what_the_estimator_needs_before_the_model(tmp_path, caps
     assert "cannot run on any of the 2 traces" in captured.err
     assert main([*argv, "--strict"]) == 2
     assert "--strict: not every method can run on every record" in capsys.readouterr().err
+
+
+def test_eval_diagnosis_calibrates_only_the_verifier(tmp_path, capsys):
+    data = tmp_path / "one.json"
+    data.write_text(json.dumps([{"problem": "1+1?", "steps": ["So 2."], "final_answer_correct": True, "label": -1}]))
+    argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--calibrate-on", str(data)]
+    assert main([*argv, "--references", "none", "--model", "no-such-model"]) == 2
+    assert "--calibrate-on calibrates the step_verifier threshold" in capsys.readouterr().err

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from rredcot_viz.cli import Command, ProgressBars, commands
@@ -42,6 +43,14 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", default="exact_sum")
     parser.add_argument("--no-store", action="store_true", help="do not record the run in the DuckDB store")
     parser.add_argument(
+        "--calibrate-on",
+        metavar="FILE",
+        help="choose the step_verifier threshold on this labelled file (another split: held out) before evaluating",
+    )
+    parser.add_argument(
+        "--calibrate-sample", type=int, default=40, help="balanced records of --calibrate-on to calibrate on"
+    )
+    parser.add_argument(
         "--strict",
         action="store_true",
         help="stop before loading the model when a detector cannot run on every record (default: run each "
@@ -56,6 +65,7 @@ def _run_eval(args: argparse.Namespace) -> int:
     from rredcot_viz.store import Store
     from rredcot_viz.workflows.diagnose import (
         EvaluationRequest,
+        calibrate_verifier,
         f1_text,
         plan_evaluation,
         run_evaluation,
@@ -88,7 +98,17 @@ def _run_eval(args: argparse.Namespace) -> int:
     print(f"capability check ({time.perf_counter() - started:.2f} s, before any model work):")
     for line in (*plan.notes, *(c.line() for c in plan.capabilities)):
         print(f"  {line}")
+    if args.calibrate_on and "step_verifier" not in options:
+        raise ConfigError("--calibrate-on calibrates the step_verifier threshold; add step_verifier to --detector")
     lm = load_from_args(args)
+    if args.calibrate_on:
+        calibration = replace(
+            request, data=Path(args.calibrate_on), sample=args.calibrate_sample, limit=None, balanced=True
+        )
+        request, note = calibrate_verifier(lm, request, calibration)
+        plan = plan_evaluation(request)
+        plan.notes.append(note)
+        print(note)
     bars = ProgressBars()
     outcome = run_evaluation(lm, request, bars.update, plan=plan)
     bars.close()

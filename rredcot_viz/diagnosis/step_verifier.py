@@ -86,6 +86,11 @@ class StepVerifier(Detector):
     Config = StepVerifierConfig
     provenance = "design choice (configurable): generative-PRM reading of the loaded model; prompt ours"
 
+    def mode(self, trace: Trace) -> str | None:
+        """Tables name a non-default (e.g. calibrated) threshold: ``step_verifier[threshold 0.265]``."""
+        default = StepVerifierConfig.threshold
+        return None if self.config.threshold == default else f"threshold {self.config.threshold:.3f}"
+
     def detect(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:

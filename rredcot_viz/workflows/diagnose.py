@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import numpy as np
 from rredcot_viz.diagnosis import Detector, detectors
 from rredcot_viz.diagnosis.capability import Capability, check_all
 from rredcot_viz.diagnosis.processbench import Evaluation, Scores, baselines, evaluate
+from rredcot_viz.diagnosis.step_verifier import calibrate_threshold
 from rredcot_viz.engine import AnalysisConfig, Analyzer, BoundaryCache, PromptConfig
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.paths import shared_data_dir
@@ -151,16 +152,47 @@ def load_request_traces(request: EvaluationRequest) -> tuple[list[Trace], list[s
     return traces, notes + ([matched] if matched else [])
 
 
+def evaluation_analyzer(lm: Any, request: EvaluationRequest, n_traces: int) -> Analyzer:
+    """The analyzer an evaluation scores with; every trace stays in its score cache, so detectors that read the
+    same values (min_sigma, value_drop) share them."""
+    prompt = PromptConfig(chat_template=request.chat_template)
+    config = AnalysisConfig(prompt=prompt, scope="reasoning", boundaries="states", variant=request.variant)
+    return Analyzer(lm, config, cache=BoundaryCache(max_contexts=n_traces + 8))
+
+
+def calibrate_verifier(
+    lm: Any, request: EvaluationRequest, calibration: EvaluationRequest
+) -> tuple[EvaluationRequest, str]:
+    """``request`` with the step verifier's threshold chosen on ``calibration``'s labelled records (another split
+    or file, so the threshold is held out from the records it is scored on), and a note saying so. Calibration
+    reads the given steps, whatever segmenter the evaluation uses."""
+    traces, _ = load_request_traces(replace(calibration, segmenter="given"))
+    options = request.detectors.get("step_verifier", {})
+    analyzer = evaluation_analyzer(lm, calibration, len(traces))
+    run = evaluate(detectors.get("step_verifier")(**options), analyzer, traces, segmenters.get("given")())
+    pairs = [(np.array(e["p_yes"]), y) for e, y in zip(run.evidence, run.labels, strict=True) if e is not None]
+    threshold, f1 = calibrate_threshold([p for p, _ in pairs], [y for _, y in pairs])
+    if f1 < 0:
+        raise RredcotError(
+            f"{calibration.data.name}: calibrating a threshold needs erroneous and correct records; "
+            f"the {len(pairs)} read hold only one kind (use --calibrate-sample with a balanced file)"
+        )
+    threshold = min(max(threshold, 1e-6), 1 - 1e-6)
+    chosen = {**request.detectors, "step_verifier": {**options, "threshold": threshold}}
+    note = (
+        f"step_verifier threshold {threshold:.3f} chosen on {calibration.data.name} ({len(pairs)} records; "
+        f"F1 there {100 * f1:.1f}, optimistic by construction)"
+    )
+    return replace(request, detectors=chosen), note
+
+
 def run_evaluation(
     lm: Any, request: EvaluationRequest, progress: Progress | None = None, plan: EvaluationPlan | None = None
 ) -> EvaluationOutcome:
     """Every requested detector on the records it can run on, with the trivial baselines' rows beside them."""
     plan = plan or plan_evaluation(request)
     traces = plan.traces
-    prompt = PromptConfig(chat_template=request.chat_template)
-    config = AnalysisConfig(prompt=prompt, scope="reasoning", boundaries="states", variant=request.variant)
-    # every trace stays in the score cache, so detectors that read the same values (min_sigma, value_drop) share them
-    analyzer = Analyzer(lm, config, cache=BoundaryCache(max_contexts=len(traces) + 8))
+    analyzer = evaluation_analyzer(lm, request, len(traces))
     segmenter = segmenters.get(request.segmenter)()
     evaluations = []
     for detector in plan.detectors:

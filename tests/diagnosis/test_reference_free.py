@@ -139,6 +139,8 @@ def test_step_verifier_reads_yes_against_no_per_step():
     assert verdict.prediction == 2
     strict = detectors.get("step_verifier")(yes="Y", no="N", threshold=0.05).detect(an, FAILED, GIVEN)
     assert strict.prediction == -1  # every step passes a low bar: "no error"
+    calibrated = capability(detectors.get("step_verifier")(threshold=0.265), [FAILED])
+    assert calibrated.label == "step_verifier[threshold 0.265]"
     assert yes_probability([np.log(0.3)], [np.log(0.1)]).tolist() == pytest.approx([0.75])
 
 

@@ -5,10 +5,20 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from toy import ToyLanguageModel
+
 from rredcot_viz.diagnosis.verdicts import evaluation_runs, load_evaluation
+from rredcot_viz.errors import RredcotError
 from rredcot_viz.store import Store
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.workflows.diagnose import EvaluationRequest, run_evaluation, seeded_sample, store_evaluation
+from rredcot_viz.workflows.diagnose import (
+    EvaluationRequest,
+    calibrate_verifier,
+    run_evaluation,
+    seeded_sample,
+    store_evaluation,
+)
 
 RECORDS = [
     {
@@ -54,3 +64,35 @@ def test_an_evaluation_runs_stores_and_reads_back(tiny, tmp_path):
     assert table["detector"].tolist()[0] == "min_sigma[uniform]"
     assert details["min_sigma[uniform]"]["predictions"] == [-1] * 4
     store.close()
+
+
+def test_the_verifier_threshold_is_calibrated_on_another_file(tmp_path):
+    def rule(context: str) -> dict[str, float]:  # "Yes" is likely unless the step under question says "= 5"
+        if not context.endswith("Answer Yes or No. A "):
+            return {}
+        step = context.rsplit("Step ", 2)[-2]
+        return {"Y": 0.1 if "= 5" in step else 0.8, "N": 0.8 if "= 5" in step else 0.1}
+
+    records = [
+        {
+            "problem": "2 + 2?",
+            "steps": ["1 + 1 = 2.", "2 + 2 = 5.", "So 5."],
+            "final_answer_correct": False,
+            "label": 1,
+        },
+        {"problem": "1 + 1?", "steps": ["1 + 1 = 2.", "So 2."], "final_answer_correct": True, "label": -1},
+    ]
+    calibration_file = tmp_path / "calibration.json"
+    calibration_file.write_text(json.dumps(records))
+    options = {"step_verifier": {"yes": "Y", "no": "N"}}
+    request = EvaluationRequest(tmp_path / "other.json", options, references="none")
+    calibration = EvaluationRequest(calibration_file, options, references="none")
+    calibrated, note = calibrate_verifier(ToyLanguageModel(rule), request, calibration)
+    # p(Yes) is 8/9 on good steps and 1/9 on the "= 5" step: the midpoint between them separates both records
+    assert calibrated.detectors["step_verifier"] == {"yes": "Y", "no": "N", "threshold": pytest.approx(0.5)}
+    assert request.detectors["step_verifier"] == {"yes": "Y", "no": "N"}  # the original request is unchanged
+    assert note.startswith("step_verifier threshold 0.500 chosen on calibration.json (2 records; F1 there 100.0")
+    one_kind = tmp_path / "errors_only.json"
+    one_kind.write_text(json.dumps(records[:1]))
+    with pytest.raises(RredcotError, match="needs erroneous and correct records"):
+        calibrate_verifier(ToyLanguageModel(rule), request, EvaluationRequest(one_kind, options, references="none"))
