@@ -32,12 +32,19 @@ import numpy as np
 from rredcot_viz.cli.analysis_commands import format_table
 from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.processbench import baseline_predictions, f1_score, score
-from rredcot_viz.diagnosis.step_verifier import calibrate_threshold, first_below
+from rredcot_viz.diagnosis.step_verifier import first_below
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import shared_data_dir
-from rredcot_viz.workflows.diagnose import EvaluationOutcome, EvaluationRequest, plan_evaluation, run_evaluation
+from rredcot_viz.workflows.diagnose import (
+    EvaluationOutcome,
+    EvaluationRequest,
+    f1_key,
+    plan_evaluation,
+    run_evaluation,
+    verifier_threshold,
+)
 
 
 def f1_of(predictions: list[int | None], labels: list[int]) -> float:
@@ -71,7 +78,7 @@ def calibrated_verifier(source: EvaluationOutcome, target: EvaluationOutcome) ->
     if None in runs or any(p is None for run in runs for p in run.evidence):
         return
     calibration, held_out = runs
-    threshold, fitted_f1 = calibrate_threshold([np.array(e["p_yes"]) for e in calibration.evidence], calibration.labels)
+    threshold, fitted_f1 = verifier_threshold(calibration, source.split)
     name = f"step_verifier[threshold {threshold:.3f} from {source.split.split(' ')[0]}]"
     predictions = [first_below(np.array(e["p_yes"]), threshold) for e in held_out.evidence]
     scores = score(name, predictions, held_out.labels)
@@ -152,14 +159,11 @@ def main() -> None:
     runnable = sum(o.runnable_pct * len(o.traces) for o in outcomes) / n
     top = max(outcomes, key=lambda o: -1.0 if o.best.scores.f1 is None else o.best.scores.f1)
 
-    def f1(scores) -> str:
-        return "nan" if scores.f1 is None else f"{scores.f1:.4f}"
-
     print(f"\nmodel {lm.name}; {seconds:.0f} s for {n} records")
     print(
         f"n={n} records_runnable_pct={runnable:.0f} best_detector={top.best.detector}@{top.split.split(' ')[0]} "
-        f"best_f1={f1(top.best.scores)} always_no_error_f1={f1(top.baseline('always_no_error'))} "
-        f"uniform_random_f1={f1(top.baseline('uniform_random'))} seconds_per_record={seconds / n:.1f} "
+        f"best_f1={f1_key(top.best.scores)} always_no_error_f1={f1_key(top.baseline('always_no_error'))} "
+        f"uniform_random_f1={f1_key(top.baseline('uniform_random'))} seconds_per_record={seconds / n:.1f} "
         f"beats_trivial={'yes' if beats_trivial else 'no'} beats_outcome_controls={'yes' if beats_outcome else 'no'}"
     )
 

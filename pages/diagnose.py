@@ -8,7 +8,7 @@ import streamlit as st
 from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.capability import capability
 from rredcot_viz.diagnosis.resample import ResetConfig, edit_segment, reset_resample
-from rredcot_viz.diagnosis.value_detectors import resolve_estimator
+from rredcot_viz.diagnosis.value_detectors import curve_estimator
 from rredcot_viz.diagnosis.verdicts import cached_verdict
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
@@ -52,9 +52,7 @@ reports = {name: capability(detector, [trace]) for name, detector in instances.i
 skipped = {name: describe(instances[name].missing(trace)) for name, r in reports.items() if not r.complete}
 for name, lacking in skipped.items():
     st.warning(f"{name} cannot run on this trace: it needs {lacking}.")
-estimator_name = resolve_estimator("auto", trace)
-if estimators.get(estimator_name)().missing(trace):
-    estimator_name = "uniform" if trace.outcome is not None else None  # None: no value curve for this trace
+estimator_name = curve_estimator(trace)  # None: no value curve for this trace
 try:
     progress = widgets.StreamlitProgress("Running the detectors")
     estimate = (

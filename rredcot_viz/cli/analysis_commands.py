@@ -152,7 +152,8 @@ def runnable_traces(traces: list, estimator, strict: bool) -> list:
 
     (report,) = check_all([estimator], traces, strict)
     print(f"capability check: {report.line()}")
-    skipped = [t for i, t in enumerate(traces) if i not in set(report.runnable)]
+    runnable = set(report.runnable)
+    skipped = [t for i, t in enumerate(traces) if i not in runnable]
     if skipped:
         instead = [n for n in estimators.names() if not any(estimators.get(n)().missing(t) for t in skipped)]
         hint = f"; --estimator {' or '.join(instead)} can run on them" if instead else ""

@@ -128,18 +128,16 @@ def _run_eval(args: argparse.Namespace) -> int:
 
 def headline(outcome) -> str:
     """The key=value line that ends the command (``nan`` where an F1 is undefined)."""
-
-    def f1(scores) -> str:
-        return "nan" if scores.f1 is None else f"{scores.f1:.4f}"
+    from rredcot_viz.workflows.diagnose import f1_key
 
     best = outcome.best
     n = len(outcome.traces)
     seconds = sum(e.scores.seconds for e in outcome.evaluations) / max(n, 1)
     return (
         f"split={outcome.split.split(' ')[0]} n={n} records_runnable_pct={outcome.runnable_pct:.0f} "
-        f"best_detector={best.detector} best_f1={f1(best.scores)} "
-        f"always_no_error_f1={f1(outcome.baseline('always_no_error'))} "
-        f"uniform_random_f1={f1(outcome.baseline('uniform_random'))} seconds_per_record={seconds:.2f}"
+        f"best_detector={best.detector} best_f1={f1_key(best.scores)} "
+        f"always_no_error_f1={f1_key(outcome.baseline('always_no_error'))} "
+        f"uniform_random_f1={f1_key(outcome.baseline('uniform_random'))} seconds_per_record={seconds:.2f}"
     )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
+from rredcot_viz.diagnosis.processbench import score
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.model.packing import Continuation
 
@@ -124,8 +125,6 @@ def calibrate_threshold(p_yes: list[np.ndarray], labels: list[int]) -> tuple[flo
     """The threshold with the best ProcessBench F1 on labelled traces (candidates: midpoints between the observed
     p(Yes) values) and that F1. Choose it on one split and apply it to another: on the same split it is
     optimistic by construction."""
-    from rredcot_viz.diagnosis.processbench import score
-
     observed = np.unique(np.concatenate([np.asarray(p, dtype=float) for p in p_yes]))
     candidates = [*(observed[:-1] + observed[1:]) / 2, float(observed[-1]) + 1e-9]
     best = (0.5, -1.0)

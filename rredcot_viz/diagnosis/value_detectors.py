@@ -49,6 +49,15 @@ def resolve_estimator(name: str, trace: Trace) -> str:
     return next((n for n in AUTO_ORDER if not estimators.get(n)().missing(trace)), AUTO_ORDER[-1])
 
 
+def curve_estimator(trace: Trace) -> str | None:
+    """The estimator for a trace's value curve on its own (the Diagnose page): the ``auto`` choice, else flat
+    ``uniform`` credit when the trace has an outcome but no answer to score, else None (no curve)."""
+    name = resolve_estimator("auto", trace)
+    if not estimators.get(name)().missing(trace):
+        return name
+    return "uniform" if trace.outcome is not None else None
+
+
 class ValueCurveDetector(Detector):
     """A detector that reads one estimator's value curve; ``config.estimator`` may be "auto"."""
 

@@ -170,20 +170,26 @@ def calibrate_verifier(
     options = request.detectors.get("step_verifier", {})
     analyzer = evaluation_analyzer(lm, calibration, len(traces))
     run = evaluate(detectors.get("step_verifier")(**options), analyzer, traces, segmenters.get("given")())
+    threshold, f1 = verifier_threshold(run, calibration.data.name)
+    chosen = {**request.detectors, "step_verifier": {**options, "threshold": threshold}}
+    note = (
+        f"step_verifier threshold {threshold:.3f} chosen on {calibration.data.name} "
+        f"({sum(e is not None for e in run.evidence)} records; F1 there {100 * f1:.1f}, optimistic by construction)"
+    )
+    return replace(request, detectors=chosen), note
+
+
+def verifier_threshold(run: Evaluation, source: str) -> tuple[float, float]:
+    """The threshold with the best F1 on a ``step_verifier`` evaluation's recorded p(Yes) (given steps), kept
+    inside the open interval the config accepts, and that F1."""
     pairs = [(np.array(e["p_yes"]), y) for e, y in zip(run.evidence, run.labels, strict=True) if e is not None]
     threshold, f1 = calibrate_threshold([p for p, _ in pairs], [y for _, y in pairs])
     if f1 < 0:
         raise RredcotError(
-            f"{calibration.data.name}: calibrating a threshold needs erroneous and correct records; "
-            f"the {len(pairs)} read hold only one kind (use --calibrate-sample with a balanced file)"
+            f"{source}: calibrating a threshold needs erroneous and correct records; the {len(pairs)} read hold "
+            "only one kind (use --calibrate-sample with a balanced file)"
         )
-    threshold = min(max(threshold, 1e-6), 1 - 1e-6)
-    chosen = {**request.detectors, "step_verifier": {**options, "threshold": threshold}}
-    note = (
-        f"step_verifier threshold {threshold:.3f} chosen on {calibration.data.name} ({len(pairs)} records; "
-        f"F1 there {100 * f1:.1f}, optimistic by construction)"
-    )
-    return replace(request, detectors=chosen), note
+    return min(max(threshold, 1e-6), 1 - 1e-6), f1
 
 
 def run_evaluation(
@@ -227,6 +233,11 @@ def store_evaluation(store: Any, lm: Any, outcome: EvaluationOutcome, request: E
     store.finish_run(run_id, "done", {"split": outcome.split, "table": outcome.rows}, {"seconds": seconds})
     outcome.run_id = run_id
     return run_id
+
+
+def f1_key(scores: Scores) -> str:
+    """F1 for a key=value line: four decimals, or ``nan`` where it is undefined."""
+    return "nan" if scores.f1 is None else f"{scores.f1:.4f}"
 
 
 def f1_text(scores: Scores) -> str:

@@ -18,6 +18,7 @@ from rredcot_viz.diagnosis.step_verifier import (
     verifier_prompts,
     yes_probability,
 )
+from rredcot_viz.diagnosis.value_detectors import curve_estimator
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.errors import MissingReferenceError, RredcotError
 from rredcot_viz.estimators import estimators
@@ -81,6 +82,10 @@ def test_auto_estimator_takes_the_richest_the_trace_can_feed():
     assert detector.mode(FAILED.with_changes(reference_answer="7", reference_solution="\\boxed{7}")) == "rredcot"
     with pytest.raises(MissingReferenceError, match="needs a reference answer"):
         detectors.get("min_sigma")(estimator="answer_only").check(FAILED)
+    # a curve on its own (the Diagnose page): flat credit without a stated answer, none without an outcome
+    silent = FAILED.with_changes(cot="no answer here", steps=("no answer here",), first_error=0)
+    assert curve_estimator(FAILED) == "own_answer" and curve_estimator(silent) == "uniform"
+    assert curve_estimator(silent.with_changes(correct=None)) is None
 
 
 def test_own_answer_values_are_one_minus_support_for_the_wrong_answer():
