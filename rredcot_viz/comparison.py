@@ -8,6 +8,7 @@ Every method's cost is kept next to its numbers.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,6 +156,41 @@ def control_agreement(
     )
     defined = values[~np.isnan(values)]
     return float(defined.mean()) if len(defined) else float("nan")
+
+
+def per_trace_agreement(
+    scores: list[np.ndarray], references: list[np.ndarray], metric: str = "spearman", *, final: bool = True
+) -> np.ndarray:
+    """One method's agreement with the reference on every trace (NaN where either vector is constant)."""
+    return np.array([segment_agreement(s, r, metric, final=final) for s, r in zip(scores, references, strict=True)])
+
+
+def per_trace_control(
+    control: str, references: list[np.ndarray], metric: str = "spearman", *, final: bool = True, draws: int = 100
+) -> np.ndarray:
+    """A control's agreement on every trace; the random control is seeded by the trace's position."""
+    return np.array(
+        [
+            control_agreement(control, r, metric, final=final, draws=draws, seed=index)
+            for index, r in enumerate(references)
+        ]
+    )
+
+
+def value_at_budget(budgets: list[float], values: list[float], budget: float) -> tuple[float, str]:
+    """A cost-quality curve read at ``budget`` (linear in log cost between measured points), with how it was
+    read: ``interpolated``, or ``clamped`` to the cheapest / dearest point when the budget lies outside.
+    Points with an undefined value (NaN) are skipped; with none left the answer is NaN, ``undefined``."""
+    x, y = np.asarray(budgets, dtype=float), np.asarray(values, dtype=float)
+    defined = ~np.isnan(y)
+    if not defined.any():
+        return math.nan, "undefined"
+    order = np.argsort(x[defined])
+    x, y = np.log(x[defined][order]), y[defined][order]
+    at = math.log(budget)
+    if at < x[0] or at > x[-1]:
+        return float(y[0] if at < x[0] else y[-1]), "clamped"
+    return float(np.interp(at, x, y)), "interpolated"
 
 
 def method_kind(name: str) -> str:

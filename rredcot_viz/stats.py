@@ -43,3 +43,18 @@ def bootstrap_mean(values: np.ndarray, n_boot: int = 2000, seed: int = 0, level:
     means = values[rng.integers(0, len(values), size=(n_boot, len(values)))].mean(axis=1)
     alpha = (1 - level) / 2
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+def paired_bootstrap_difference(
+    a: np.ndarray, b: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float, int]:
+    """Mean of ``a - b`` over the items where both are defined, its percentile bootstrap interval (items
+    resampled together, so the pairing is kept) and how many items were used."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired values need the same shape, got {a.shape} and {b.shape}")
+    differences = (a - b)[~(np.isnan(a) | np.isnan(b))]
+    if not len(differences):
+        return math.nan, math.nan, math.nan, 0
+    low, high = bootstrap_mean(differences, n_boot, seed, level)
+    return float(differences.mean()), low, high, len(differences)

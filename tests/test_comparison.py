@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rredcot_viz.comparison import compare, control_agreement, control_scores, method_kind, segment_agreement
+from rredcot_viz.comparison import (
+    compare,
+    control_agreement,
+    control_scores,
+    method_kind,
+    per_trace_agreement,
+    per_trace_control,
+    segment_agreement,
+    value_at_budget,
+)
 from rredcot_viz.engine import Analyzer
 from rredcot_viz.errors import ConfigError, UnknownNameError
 from rredcot_viz.estimators import estimators
@@ -100,3 +109,26 @@ def test_controls_and_non_final_agreement():
         control_scores("nope", 3)
     with pytest.raises(ValueError, match="seeded generator"):
         control_scores("random", 3)
+
+
+def test_per_trace_agreement_and_controls_over_traces():
+    references = [np.array([0.1, 0.3, 0.2, 0.9]), np.array([0.5, 0.5, 0.5, 0.0])]
+    scores = [np.array([0.0, 1.0, 0.5, 2.0]), np.array([3.0, 2.0, 1.0, 0.0])]
+    non_final = per_trace_agreement(scores, references, final=False)
+    assert non_final[0] == pytest.approx(1.0) and np.isnan(non_final[1])  # 2nd reference is flat before the end
+    np.testing.assert_allclose(per_trace_agreement(scores, references, "kendall")[1], 3 / 18**0.5)  # tau-b, 3 ties
+    np.testing.assert_allclose(per_trace_control("last_segment", references), [0.7745966692414834, -1.0])
+    assert np.isnan(per_trace_control("last_segment", references, final=False)).all()
+    position = per_trace_control("position", references, final=False)
+    assert position[0] == pytest.approx(0.5) and np.isnan(position[1])
+
+
+def test_value_at_budget_interpolates_in_log_cost_and_says_when_clamped():
+    budgets, values = [100.0, 200.0, 400.0], [0.1, 0.3, 0.5]
+    assert value_at_budget(budgets, values, 200.0) == (pytest.approx(0.3), "interpolated")
+    assert value_at_budget(budgets, values, 100 * 2**0.5)[0] == pytest.approx(0.2)  # halfway in log cost
+    assert value_at_budget(budgets, values, 50.0) == (0.1, "clamped")
+    assert value_at_budget(budgets[::-1], values[::-1], 1000.0) == (0.5, "clamped")
+    assert value_at_budget(budgets, [0.1, float("nan"), 0.5], 200.0)[0] == pytest.approx(0.3)  # NaN point skipped
+    value, how = value_at_budget(budgets, [float("nan")] * 3, 200.0)
+    assert np.isnan(value) and how == "undefined"
