@@ -478,17 +478,37 @@ class LanguageModel:
     def _sample_batch(
         self, prompts: list[list[int]], seeds: list[int], config: SamplingConfig, cost: CallCost
     ) -> list[Generation]:
-        width = max(len(p) for p in prompts)
+        """One batch. The prompts' common prefix (a system prompt, few-shot examples) runs once, then each
+        distinct rest once (left-padded after it), so a prompt sampled n times is prefilled once; then every
+        row runs the token-by-token loop, whose steps cost about the same for 1 row as for 16 on a CPU."""
+        common = _common_prefix_length(prompts)
+        rests = [tuple(p[common:]) for p in prompts]
+        distinct = list(dict.fromkeys(rests))
+        rows = torch.tensor([distinct.index(rest) for rest in rests], device=self.device)
+        cache = None
+        if common:
+            head = torch.tensor([prompts[0][:common]], device=self.device)
+            cache = self._forward(cost, input_ids=head, use_cache=True, logits_to_keep=1).cache
+            cache.batch_repeat_interleave(len(distinct))
+        width = max(len(r) for r in distinct)
         pad = self.tokenizer.pad_token_id
-        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=self.device)
-        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=self.device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        input_ids = torch.tensor([[pad] * (width - len(r)) + list(r) for r in distinct], device=self.device)
+        rest_mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in distinct], device=self.device)
+        mask = torch.cat([torch.ones(len(distinct), common, dtype=rest_mask.dtype, device=self.device), rest_mask], 1)
+        positions = common + (rest_mask.cumsum(-1) - 1).clamp(min=0)
         output = self._forward(
-            cost, input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
+            cost,
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=positions,
+            cache=cache,
+            use_cache=True,
+            logits_to_keep=1,
         )
-        budget = min(config.max_new_tokens, self.context_length - width)
+        output.cache.batch_select_indices(rows)  # one cache row per sample
+        budget = min(config.max_new_tokens, self.context_length - common - width)
         produced, reasons, entropies = self._decode(
-            output.logits[:, -1, :], output.cache, mask, positions, seeds, budget, config, cost
+            output.logits[rows, -1, :], output.cache, mask[rows], positions[rows], seeds, budget, config, cost
         )
         return [
             Generation(len(prompt), ids, self._decode_generation(ids, config.stop_strings), reason, int(seed), h)
@@ -672,6 +692,15 @@ class LanguageModel:
                 f"the {self.device} device ran out of memory on a {length}-token sequence with {self.name}; "
                 "load the model in 4-bit (quantization='4bit'), pick a smaller model, or shorten the trace"
             ) from None
+
+
+def _common_prefix_length(prompts: list[list[int]]) -> int:
+    """Tokens every prompt starts with, leaving each at least one token of its own (whose logits start it)."""
+    shortest = min(len(p) for p in prompts)
+    length = 0
+    while length < shortest - 1 and all(p[length] == prompts[0][length] for p in prompts):
+        length += 1
+    return length
 
 
 def _gather_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> np.ndarray:

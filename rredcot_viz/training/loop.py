@@ -13,7 +13,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -214,36 +214,35 @@ class Trainer:
         return metrics, groups
 
     def batch_logprobs(self, rollouts: list[TrainRollout], model: Any = None) -> tuple[torch.Tensor, ...]:
-        """Log-probs (B, T) of each rollout's completion tokens, the trained-token mask, and entropies."""
+        """Log-probs (B, T) of each rollout's completion tokens, the trained-token mask, and entropies.
+
+        Rollouts that share a prompt (a group) run the prompt once and continue every completion from its
+        KV cache: the same computation as one full sequence per row (gradients flow into the shared prompt
+        pass from every row), with the prompt's tokens processed once instead of once per rollout."""
         model = model or self.model
-        width = max(len(r.prompt_ids) + len(r.completion_ids) for r in rollouts)
-        completion = max(len(r.completion_ids) for r in rollouts)
-        pad = self.policy.tokenizer.pad_token_id
-        ids = torch.full((len(rollouts), width), pad)
-        attention = torch.zeros(len(rollouts), width, dtype=torch.long)
-        for row, r in enumerate(rollouts):
-            sequence = r.prompt_ids + r.completion_ids
-            ids[row, : len(sequence)] = torch.tensor(sequence)
-            attention[row, : len(sequence)] = 1
-        # the vocabulary projection only where completion tokens are predicted (most of a sequence is prompt)
         causal_lm = model.get_base_model() if hasattr(model, "get_base_model") else model
-        hidden = causal_lm.get_decoder()(
-            input_ids=ids.to(self.policy.device), attention_mask=attention.to(self.policy.device)
-        ).last_hidden_state
-        head = causal_lm.get_output_embeddings()
-        device = hidden.device
-        logprobs = torch.zeros(len(rollouts), completion, device=device)
-        entropy = torch.zeros(len(rollouts), completion, device=device)
-        mask = torch.zeros(len(rollouts), completion, device=device)
+        decoder, head = causal_lm.get_decoder(), causal_lm.get_output_embeddings()
+        device = self.policy.device
+        width = max(len(r.completion_ids) for r in rollouts)
+        logprobs = torch.zeros(len(rollouts), width, device=device)
+        entropy = torch.zeros(len(rollouts), width, device=device)
+        mask = torch.zeros(len(rollouts), width, device=device)
+        by_prompt: dict[tuple[int, ...], list[int]] = {}
         for row, r in enumerate(rollouts):
-            start, n = len(r.prompt_ids), len(r.completion_ids)
-            if n == 0:
-                continue
-            rows = torch.log_softmax(head(hidden[row, start - 1 : start - 1 + n]).float(), dim=-1)
-            targets = torch.tensor(r.completion_ids, device=device)
-            logprobs[row, :n] = rows.gather(-1, targets[:, None])[:, 0]
-            entropy[row, :n] = -(rows.exp() * rows).sum(-1).detach()
-            mask[row, r.suffix_start : n] = 1.0
+            if r.completion_ids:
+                by_prompt.setdefault(tuple(r.prompt_ids), []).append(row)
+        for prompt, rows in by_prompt.items():
+            hidden = _shared_prompt_hidden(
+                decoder, list(prompt), [rollouts[row].completion_ids for row in rows], device
+            )
+            for slot, row in enumerate(rows):
+                r = rollouts[row]
+                n = len(r.completion_ids)
+                scores = torch.log_softmax(head(hidden[slot, :n]).float(), dim=-1)
+                targets = torch.tensor(r.completion_ids, device=device)
+                logprobs[row, :n] = scores.gather(-1, targets[:, None])[:, 0]
+                entropy[row, :n] = -(scores.exp() * scores).sum(-1).detach()
+                mask[row, r.suffix_start : n] = 1.0
         return logprobs, mask, entropy
 
     def update(self, rollouts: list[TrainRollout]) -> dict[str, float]:
@@ -299,7 +298,8 @@ class Trainer:
         prompts = [self.prompt_ids(self.held_out[i]) for i, _ in pairs]
         seeds = [derived_seed(self.config.seed, "eval", i, j) for i, j in pairs]
         self.model.eval()
-        generations = self.policy.sample(prompts, seeds, self.sampling()).generations
+        config = replace(self.sampling(), batch_size=64)  # one batch shares the few-shot prefix and its tails
+        generations = self.policy.sample(prompts, seeds, config).generations
         rewards = [reward(g.text, self.held_out[i].answer) for (i, _), g in zip(pairs, generations, strict=True)]
         return float(np.mean(rewards))
 
@@ -360,6 +360,29 @@ class Trainer:
                 parameters[name].copy_(value)
         self.optimizer.load_state_dict(state["optimizer"])
         self.step = int(meta["step"])
+
+
+def _shared_prompt_hidden(
+    decoder: Any, prompt: list[int], completions: list[list[int]], device: torch.device | str
+) -> torch.Tensor:
+    """Hidden states (N, T, H) that predict each completion's tokens (row j at index t predicts token t):
+    the prompt's last position, then every completion position but the last. The prompt runs once."""
+    shared = decoder(input_ids=torch.tensor([prompt], device=device), use_cache=True)
+    cache = shared.cache
+    cache.batch_repeat_interleave(len(completions))
+    width = max(len(c) for c in completions)
+    ids = torch.zeros(len(completions), width, dtype=torch.long, device=device)
+    attention = torch.zeros(len(completions), len(prompt) + width, dtype=torch.long, device=device)
+    attention[:, : len(prompt)] = 1
+    for row, completion in enumerate(completions):
+        ids[row, : len(completion)] = torch.tensor(completion, device=device)
+        attention[row, len(prompt) : len(prompt) + len(completion)] = 1
+    positions = torch.arange(len(prompt), len(prompt) + width, device=device)[None].expand(len(completions), -1)
+    rest = decoder(
+        input_ids=ids, attention_mask=attention, position_ids=positions, past_key_values=cache
+    ).last_hidden_state
+    first = shared.last_hidden_state[:, -1:].expand(len(completions), -1, -1)
+    return torch.cat([first, rest[:, :-1]], dim=1)
 
 
 def latest_checkpoint(directory: Path) -> Path | None:

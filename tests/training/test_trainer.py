@@ -99,6 +99,39 @@ def test_prefix_mask_and_one_step_lowers_the_loss(trainer_factory):
     assert any(not torch.equal(after[n], p) for n, p in adapters.items())
 
 
+def test_shared_prompt_pass_equals_one_full_sequence_per_rollout(trainer_factory):
+    """Rollouts of one prompt run it once; log-probs and LoRA gradients equal one full forward per rollout."""
+    trainer = trainer_factory()
+    first, second = (trainer.prompt_ids(p) for p in trainer.train_problems[:2])
+    rollouts = [
+        TrainRollout(first, [40, 41, 42, 43, 44], "a", 1.0, 0, suffix_start=2),
+        TrainRollout(first, [50, 51], "b", 0.0, 0),
+        TrainRollout(second, [60, 61, 62], "c", 1.0, 0),
+    ]
+    causal_lm = trainer.model.get_base_model()
+
+    def one_by_one() -> torch.Tensor:
+        rows = []
+        for r in rollouts:
+            logits = causal_lm(input_ids=torch.tensor([r.prompt_ids + r.completion_ids])).logits[0].float()
+            scores = torch.log_softmax(logits[len(r.prompt_ids) - 1 : -1], dim=-1)
+            row = scores.gather(-1, torch.tensor(r.completion_ids)[:, None])[:, 0]
+            rows.append(torch.nn.functional.pad(row, (0, 5 - len(row))))
+        return torch.stack(rows)
+
+    def gradients(logprobs: torch.Tensor) -> list[torch.Tensor]:
+        trainer.model.zero_grad(set_to_none=True)
+        (logprobs * torch.arange(1.0, 6.0)).sum().backward()
+        return [p.grad.clone() for p in trainer.trainable]
+
+    expected = one_by_one()
+    shared, mask, _ = trainer.batch_logprobs(rollouts)
+    torch.testing.assert_close(shared, expected, atol=1e-5, rtol=1e-5)
+    assert mask.tolist() == [[0, 0, 1, 1, 1], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0]]
+    for got, want in zip(gradients(trainer.batch_logprobs(rollouts)[0]), gradients(one_by_one()), strict=True):
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+
+
 @pytest.mark.parametrize(
     ("method", "layout"),
     [("grpo", "1x4"), ("rredcot", "1x4"), ("rrpo", "1x4"), ("srpo", "1x4"), ("srpo", "2x4"), ("srpo", "1x8")],
