@@ -3,12 +3,12 @@ controls against an MC(16) reference, on traces where MC has something to say (e
 
 Traces: the model's own sampled solutions (T 0.7, up to 512 new tokens) on built-in problems it solves
 sometimes (the one-operation kinds: on the two-operation kind its pass rate was 0.03 over 16 problems x 8
-samples, so none would be in band): each screened problem gets ``--screen`` samples; problems with a pass rate in [0.2, 0.8] give one
-correct and one failed trace (the first, in seed order, with two or more lines of working and that ends by
-stating its answer). Every trace is segmented by the app's default segmenter (hybrid) over the whole response,
-so the last segment is the one that writes the answer; the reference is MC with 16 rollouts per state (up to
-512 new tokens, T 0.7). A trace is usable when it has >= 3 segments and its MC sigma is not constant over
-the non-final segments.
+samples, so none would be in band): each screened problem gets ``--screen`` samples; problems with a pass rate
+in [0.2, 0.8] give one correct and one failed trace (the first, in seed order, with two or more lines of
+working and that ends by stating its answer). Every trace is segmented by the app's default segmenter (hybrid)
+over the whole response, so the last segment is the one that writes the answer; the reference is MC with 16
+rollouts per state (up to 512 new tokens, T 0.7). A trace is usable when it has >= 3 segments and its MC sigma
+is not constant over the non-final segments.
 
 Rows: Q-hat (RREDCoT) for each v-hat proposal and aggregation, R-hat alone, v-hat alone, LOO, Shapley,
 gradient x input, attention, and MC with n = 1, 2, 4 rollouts independent of the reference. Controls on the
