@@ -50,8 +50,8 @@ from rredcot_viz.stats import bootstrap_mean, paired_bootstrap_difference
 from rredcot_viz.traces.answers import extract_answer, extract_answer_detailed
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.training.loop import problem_prompt
-from rredcot_viz.training.task import builtin_problems, reward
+from rredcot_viz.training.sampler import problem_prompt
+from rredcot_viz.training.task import BUILTIN_STOP, builtin_problems, reward
 
 OUT = PROJECT_ROOT / "bench" / "out"
 REFERENCE_N = 16
@@ -103,7 +103,9 @@ def draw_traces(lm: LanguageModel, problems: int, screen: int, seed: int) -> tup
     pool = [p for p in builtin_problems(3 * problems, seed=seed) if p.solution.count("\n") == 2][:problems]
     prompts = [problem_prompt(lm, p) for p in pool]
     ids = [lm.encode_prompt(text) for text in prompts]
-    config = SamplingConfig(temperature=0.7, top_p=0.95, max_new_tokens=512, stop_on_answer=True, batch_size=64)
+    config = SamplingConfig(
+        0.7, 0.95, max_new_tokens=512, stop_strings=BUILTIN_STOP, stop_on_answer=True, batch_size=64
+    )
     rows = [(i, j) for i in range(len(pool)) for j in range(screen)]
     result = lm.sample([ids[i] for i, _ in rows], [seed * 100_000 + 100 * i + j for i, j in rows], config)
     traces, rates = [], []
@@ -150,7 +152,10 @@ def score_trace(lm: LanguageModel, trace: Trace, args: argparse.Namespace) -> Tr
     analysis_config = AnalysisConfig(scope="whole", boundaries="segmenter")  # the answer line is the last segment
     mc_analyzer = Analyzer(lm, analysis_config)
     mc = estimators.get("mc")(
-        rollouts=REFERENCE_N + max(MC_NS), max_new_tokens=args.mc_max_tokens, batch_size=REFERENCE_N + max(MC_NS)
+        rollouts=REFERENCE_N + max(MC_NS),
+        max_new_tokens=args.mc_max_tokens,
+        batch_size=REFERENCE_N + max(MC_NS),
+        stop_strings=BUILTIN_STOP,
     )
     started = time.perf_counter()
     analysis = mc_analyzer.analyze(trace, segmenter, mc)

@@ -1,9 +1,10 @@
 """Short online refinements on the built-in task: GRPO, RREDCoT-GRPO, SRPO and RRPO, several seeds, on a CPU.
 
 For each seed and method, trains the model (LoRA, the ``quick`` preset: 8 rollouts per step) for ``--steps``
-steps, evaluating held-out accuracy every ``--eval-every`` steps (32 problems x 2 sampled answers, seeds that
-do not depend on the step, so every run is scored on the same draws). RREDCoT runs with the default coupling
-(``value_baseline``, gae_lambda 1) and, beside it, with gae_lambda 0.5.
+steps, all runs of a seed advancing one step in turn (so their step times are measured under the same load and
+the RREDCoT / GRPO ratio is paired by step), evaluating held-out accuracy every ``--eval-every`` steps (32
+problems x 2 sampled answers, seeds that do not depend on the step, so every run is scored on the same draws).
+RREDCoT runs with the default coupling (``value_baseline``, gae_lambda 1) and, beside it, with gae_lambda 0.5.
 
 Also measured on the RREDCoT runs' own groups, every step:
 - the mean advantage of the tokens of non-final segments of correct and of failed rollouts (sign check);
@@ -85,26 +86,38 @@ def main() -> None:
     curves: dict[str, list[list[float]]] = {name: [] for name in runs}
     probe = CreditProbe()
     started_all = time.perf_counter()
+    paired: list[float] = []  # rredcot / grpo seconds of the same step, run back to back
     for seed in range(args.seeds):
-        start_accuracy = None  # the same base model and evaluation seeds for every run of this seed
+        trainers = {}
         for name in runs:
             method, overrides = RUNS[name]
             config = quick(method=method, steps=args.steps, seed=seed, eval_every=args.eval_every, **overrides)
-            trainer = Trainer(lm, config, train, held_out, run_id=f"bench-{name}-{seed}")
-            started = time.perf_counter()
-            history = trainer.run(log=probe if name == "rredcot" else None, start_accuracy=start_accuracy)
-            start_accuracy = history[0]["held_out_accuracy"]
-            evals = [(m["step"], m["held_out_accuracy"]) for m in history if "held_out_accuracy" in m]
-            seconds = [m["seconds"] for m in history if m["step"] > 0]
-            step_times[name].extend(seconds)
-            curves[name].append([acc for _, acc in evals])
-            rows += [{"run": name, "seed": seed, "step": s, "held_out_accuracy": a} for s, a in evals]
+            trainers[name] = Trainer(lm, config, train, held_out, run_id=f"bench-{name}-{seed}")
+        started = time.perf_counter()
+        start_accuracy = next(iter(trainers.values())).evaluate()  # the same base model and seeds for every run
+        evals = {name: [(0, start_accuracy)] for name in runs}
+        seconds: dict[str, list[float]] = {name: [] for name in runs}
+        for step in range(1, args.steps + 1):  # every run advances one step in turn: their times share the load
+            for name, trainer in trainers.items():
+                metrics, groups = trainer.train_step()
+                seconds[name].append(metrics["seconds"])
+                if name == "rredcot":
+                    probe(metrics, groups)
+                if step % args.eval_every == 0 or step == args.steps:
+                    evals[name].append((step, trainer.evaluate()))
+            if {"rredcot", "grpo"} <= set(runs):
+                paired.append(seconds["rredcot"][-1] / seconds["grpo"][-1])
+        for name in runs:
+            step_times[name].extend(seconds[name])
+            curves[name].append([acc for _, acc in evals[name]])
+            rows += [{"run": name, "seed": seed, "step": s, "held_out_accuracy": a} for s, a in evals[name]]
             print(
                 f"seed {seed} {name:15s}: accuracy "
-                + " ".join(f"{s}:{a:.3f}" for s, a in evals)
-                + f"  ({np.mean(seconds):.1f} s/step, {time.perf_counter() - started:.0f} s)",
+                + " ".join(f"{s}:{a:.3f}" for s, a in evals[name])
+                + f"  ({np.mean(seconds[name]):.1f} s/step)",
                 flush=True,
             )
+        print(f"seed {seed}: {time.perf_counter() - started:.0f} s", flush=True)
     with open(OUT / "trainer_curves.csv", "w", newline="") as sink:
         writer = csv.DictWriter(sink, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -127,7 +140,13 @@ def main() -> None:
         f"{probe.flat_max_diff:.1e} over {probe.groups} groups"
     )
     get = lambda name: finals.get(name, float("nan"))  # noqa: E731
-    ratio = np.mean(step_times["rredcot"]) / np.mean(step_times["grpo"]) if {"rredcot", "grpo"} <= set(runs) else 0
+    ratio = float(np.median(paired)) if paired else float("nan")
+    if paired:
+        print(
+            f"RREDCoT / GRPO step time, paired by step (run back to back): median {ratio:.2f}, "
+            f"mean {np.mean(paired):.2f}; means over all steps {np.mean(step_times['rredcot']):.1f} / "
+            f"{np.mean(step_times['grpo']):.1f} s"
+        )
     print(
         f"start_acc={start:.3f} grpo_final={get('grpo'):.3f} rredcot_final={get('rredcot'):.3f} "
         f"srpo_final={get('srpo'):.3f} rrpo_final={get('rrpo'):.3f} "

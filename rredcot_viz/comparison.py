@@ -16,13 +16,13 @@ import numpy as np
 
 from rredcot_viz.attribution import attributions
 from rredcot_viz.attribution.agreement import agreement_matrix, metrics
-from rredcot_viz.config import config_json
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.engine.cache import content_key
 from rredcot_viz.errors import UnknownNameError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.model.lm import CallCost, ProgressFn
 from rredcot_viz.segmenters.base import Segmentation, Segmenter
+from rredcot_viz.settings import config_json
 from rredcot_viz.traces.trace import Trace
 
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from rredcot_viz.config import with_overrides
 from rredcot_viz.engine.cache import content_key
 from rredcot_viz.engine.context import ScoreItem
 from rredcot_viz.errors import ConfigError, MissingReferenceError
@@ -22,6 +21,7 @@ from rredcot_viz.estimators.base import ScoreSeries
 from rredcot_viz.estimators.rredcot import PLAIN_TRIGGER, THINKING_TRIGGER, scoring_form
 from rredcot_viz.model.lm import CallCost
 from rredcot_viz.registry import Registry
+from rredcot_viz.settings import with_overrides
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.context import TraceContext

@@ -1,5 +1,5 @@
-"""Turning ``--seg-opt key=value`` / ``--est-opt key=value`` strings into typed config overrides, so a
-new method's settings reach the CLI without CLI changes."""
+"""Command-line options generated from the config dataclasses' settings (``rredcot_viz.settings``), so a
+setting added to a config is an option with no CLI change; and the options every file-reading command shares."""
 
 from __future__ import annotations
 
@@ -9,6 +9,67 @@ import json
 from typing import Any
 
 from rredcot_viz.errors import ConfigError
+from rredcot_viz.settings import specs
+
+
+def add_settings_arguments(
+    parser: argparse.ArgumentParser, config_types: list[type], *, prefix: str = "", title: str | None = None
+) -> None:
+    """One ``--[prefix-]name`` option per setting of any of ``config_types`` (``settings.setting``), with its
+    help, choices and default; an option left out keeps the config's default. A setting only some of the types
+    have says which in its help."""
+    group = parser.add_argument_group(title) if title else parser
+    by_name: dict[str, list] = {}
+    for config_type in config_types:
+        for spec in specs(config_type):
+            by_name.setdefault(spec.name, []).append(spec)
+    owners = {t.__name__ for t in config_types}
+    for name, found in by_name.items():
+        spec = found[0]
+        where = {s.owner for s in found}
+        scope = "" if where == owners or len(owners) == 1 else f" [{', '.join(sorted(_short(o) for o in where))}]"
+        flag = "--" + (f"{prefix}-" if prefix else "") + name.replace("_", "-")
+        shown = ",".join(map(str, spec.default)) if spec.kind == "tuple" else spec.default
+        help_text = f"{spec.help}{scope} (default {shown})".replace("%", "%%")
+        options: dict[str, Any] = {"dest": _dest(prefix, name), "default": None, "help": help_text}
+        if spec.kind == "bool":
+            options["action"] = argparse.BooleanOptionalAction
+        elif spec.choices is not None:
+            options["choices"] = [str(c) for c in spec.choices]
+        else:
+            options["metavar"] = spec.kind.upper()
+        group.add_argument(flag, **options)
+
+
+def settings_from_args(args: argparse.Namespace, config_type: type, *, prefix: str = "") -> dict[str, Any]:
+    """The settings of ``config_type`` given on the command line (coerced and checked); an option given that
+    ``config_type`` does not have is an error naming the settings it has."""
+    mine = {spec.name: spec for spec in specs(config_type)}
+    given: dict[str, Any] = {}
+    for key, raw in vars(args).items():
+        if raw is None or not key.startswith(_dest(prefix, "")):
+            continue
+        name = key[len(_dest(prefix, "")) :]
+        if name not in mine:
+            flag = "--" + (f"{prefix}-" if prefix else "") + name.replace("_", "-")
+            raise ConfigError(
+                f"{flag} is not a setting of {_short(config_type.__name__)}; its settings: {', '.join(mine)}"
+            )
+        given[name] = mine[name].coerce(raw)
+    return given
+
+
+def given_setting(args: argparse.Namespace, name: str, *, prefix: str = "") -> Any:
+    """The raw text of one generated option, or None when it was left out."""
+    return getattr(args, _dest(prefix, name), None)
+
+
+def _dest(prefix: str, name: str) -> str:
+    return f"setting_{prefix}_{name}" if prefix else f"setting__{name}"
+
+
+def _short(owner: str) -> str:
+    return owner.removesuffix("Config") or owner
 
 
 def parse_overrides(config_type: type, pairs: list[str] | None) -> dict[str, Any]:

@@ -6,44 +6,41 @@ import argparse
 
 from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
-from rredcot_viz.cli.options import parse_overrides
+from rredcot_viz.cli.options import add_settings_arguments, given_setting, settings_from_args
 from rredcot_viz.errors import ConfigError
 
 
 def _configure_train(parser: argparse.ArgumentParser) -> None:
     from rredcot_viz.training import PRESETS, methods
 
-    parser.add_argument("--method", choices=methods.names(), help="default grpo")
     parser.add_argument("--preset", choices=list(PRESETS), help="default quick")
-    parser.add_argument("--steps", type=int, help="training steps (overrides the preset; with --resume: train to N)")
-    parser.add_argument("--seed", type=int, help="default 0")
     parser.add_argument(
         "--problems",
         help="problems with reference answers in any importable format (GSM8K JSONL, "
         "...); default: the built-in arithmetic task",
     )
-    parser.add_argument("--held-out", type=int, help="problems kept out of training for evaluation (default 32)")
-    parser.add_argument("--opt", action="append", metavar="KEY=VALUE", help="any TrainConfig setting")
     parser.add_argument("--resume", metavar="RUN_ID", help="continue this run from its last checkpoint")
     parser.add_argument("--no-store", action="store_true", help="do not log to the DuckDB store")
     add_model_arguments(parser)
+    add_settings_arguments(parser, [methods.get(name).Config for name in methods.names()], title="training settings")
 
 
 def _run_train(args: argparse.Namespace) -> int:
     from rredcot_viz.store import Store
     from rredcot_viz.traces.importers import import_file
-    from rredcot_viz.training import PRESETS, TrainConfig, problems_from_traces
+    from rredcot_viz.training import PRESETS, problems_from_traces
+    from rredcot_viz.training.config import method_config_type
     from rredcot_viz.training.runs import resumed_config, run_training
 
-    overrides = parse_overrides(TrainConfig, args.opt)
-    given = {"method": args.method, "seed": args.seed, "eval_problems": args.held_out, "steps": args.steps}
-    overrides.update({k: v for k, v in given.items() if v is not None})
     if args.resume:  # the stored config wins; only what was asked explicitly is checked against it
         if args.preset:
             raise ConfigError("--preset cannot change a run being resumed; drop it (the stored config is used)")
-        config = resumed_config(args.resume, overrides)
+        stored = resumed_config(args.resume)
+        config = resumed_config(args.resume, settings_from_args(args, type(stored)))
     else:
-        config = PRESETS[args.preset or "quick"](**{"method": "grpo", **overrides})
+        method = given_setting(args, "method") or "grpo"
+        overrides = settings_from_args(args, method_config_type(method))
+        config = PRESETS[args.preset or "quick"](**{**overrides, "method": method})
     problems = None
     if args.problems:
         pool = problems_from_traces(import_file(args.problems).traces)

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from rredcot_viz.config import with_overrides
 from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.model.lm import CallCost
 from rredcot_viz.registry import Registry
+from rredcot_viz.settings import with_overrides
 from rredcot_viz.traces.needs import describe, missing
 
 if TYPE_CHECKING:

@@ -49,6 +49,7 @@ class MonteCarloConfig(EstimatorConfig):
     max_rollouts: int = 32
     progressive_batch: int = 4
     batch_size: int = 16
+    stop_strings: tuple[str, ...] = ()  # end a rollout here too, e.g. where a few-shot prompt starts a new problem
 
     def __post_init__(self) -> None:
         if self.rollouts < 1 or (self.max_rollouts < self.rollouts and self.progressive):
@@ -89,7 +90,9 @@ class MonteCarloEstimator(ValueEstimator):
             return SamplingConfig(
                 config.temperature, config.top_p, 0, config.forced_max_tokens, ("}",), False, config.batch_size
             )
-        return SamplingConfig(config.temperature, config.top_p, 0, config.max_new_tokens, (), True, config.batch_size)
+        return SamplingConfig(
+            config.temperature, config.top_p, 0, config.max_new_tokens, config.stop_strings, True, config.batch_size
+        )
 
     def sampling_key(self, context: TraceContext) -> str:
         trigger = self.trigger(context) if self.config.forced_answer else None

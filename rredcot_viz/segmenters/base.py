@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rredcot_viz.config import with_overrides
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.registry import Registry
+from rredcot_viz.settings import with_overrides
 
 
 @dataclass(frozen=True)

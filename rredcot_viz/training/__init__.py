@@ -1,9 +1,9 @@
 """The built-in trainer: short online RL refinements with GRPO, RREDCoT-GRPO, RRPO and SRPO."""
 
-from rredcot_viz.training.config import PRESETS, TrainConfig, paper, quick
-from rredcot_viz.training.loop import Trainer, latest_checkpoint
+from rredcot_viz.training.config import PRESETS, TrainConfig, config_for, paper, quick
 from rredcot_viz.training.methods import methods
 from rredcot_viz.training.task import Problem, builtin_problems, builtin_split, problems_from_traces
+from rredcot_viz.training.trainer import Trainer, latest_checkpoint
 
 __all__ = [
     "PRESETS",
@@ -12,6 +12,7 @@ __all__ = [
     "Trainer",
     "builtin_problems",
     "builtin_split",
+    "config_for",
     "latest_checkpoint",
     "methods",
     "paper",

@@ -1,100 +1,116 @@
-"""Trainer configuration and its presets (METHOD.md §9.6: ``quick`` for short refinements, ``paper``)."""
+"""The shared loop's settings (every method's) and the presets; each method's own settings live in a
+``TrainConfig`` subclass beside it (``training/methods/<method>.py``), as TRL keeps a config per trainer.
+
+``config_for("rredcot", steps=10)`` builds the named method's config; ``quick`` and ``paper`` are presets
+(METHOD.md §9.6). Every field is a ``setting``: the CLI's ``train`` options and the Train page's form are
+generated from these declarations.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, fields
+from typing import Any
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.estimators.coupling import COUPLING_MODES
 from rredcot_viz.segmenters import segmenters
+from rredcot_viz.settings import Settings, from_stored, setting
 
-LAYOUTS = ("1x4", "2x4", "1x8")
 LOSSES = ("ppo_clip", "reinforce")
+SCOPES = ("reasoning", "whole")
+
+
+def _text_segmenters() -> list[str]:
+    return [name for name in segmenters.names() if name not in ("given", "steps")]
+
+
+def _methods() -> list[str]:
+    from rredcot_viz.training.methods import methods
+
+    return methods.names()
+
+
+def method_setting(name: str) -> Any:
+    """The ``method`` field of a method's config subclass, defaulting to that method."""
+    return setting(name, "training method (each adds its own settings)", choices=_methods)
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    method: str = "grpo"
-    steps: int = 30
-    prompts_per_step: int = 1
-    group_size: int = 8  # G for grpo / rredcot; rrpo / srpo use the layout's budget of 8
-    layout: str = "1x4"  # rrpo / srpo: 4 base + 1 prefix x 4, 0 + 2 x 4, or 0 + 1 x 8
-    loss: str = "ppo_clip"  # METHOD.md §5: the PPO clipped surrogate, token mean; "reinforce" = SRPO's form
-    clip_eps: float = 0.2
-    kl_beta: float = 0.0
-    learning_rate: float = 5e-5
-    weight_decay: float = 0.01
-    grad_clip: float = 1.0
-    lora_rank: int = 16
-    lora_alpha: int = 16
-    lora_targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-    full_finetune: bool = False
-    temperature: float = 0.7
-    top_p: float = 0.95
-    max_new_tokens: int = 48
-    # RREDCoT credit
-    coupling: str = "value_baseline"  # METHOD.md §5 revision: Q-hat as a critic; a / b / c stay available
-    coupling_lambda: float = 1.0
-    gae_lambda: float = 1.0  # value_baseline: 1 keeps sign consistency with the outcome, < 1 sharpens credit
-    segments: int = 4  # K for the K-targeting segmenters
-    segmenter: str = "hybrid"  # the analyzer's default, fed the entropies recorded while sampling
-    step_delimiter: str = "</thought>"  # a completion with it is cut into its thoughts (the RRPO/SRPO MDP)
-    credit_scope: str = "reasoning"  # METHOD.md §5: segments cover the reasoning; the answer line takes the last's
-    estimator: str = "rredcot"
-    estimator_options: dict = field(default_factory=dict)
-    # resets
-    localizer_temperature: float = 0.3
-    localizer_max_tokens: int = 128
-    max_fresh_attempts: int = 12
-    # bookkeeping
-    seed: int = 0
-    eval_every: int = 5
-    eval_problems: int = 32
-    eval_samples: int = 2
-    checkpoint_every: int = 10
-    keep_rollouts_every: int = 1
-
-    def __post_init__(self) -> None:
-        if self.layout not in LAYOUTS:
-            raise ConfigError(f"layout must be one of {', '.join(LAYOUTS)}, got {self.layout!r}")
-        if self.loss not in LOSSES:
-            raise ConfigError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
-        if self.steps < 1 or self.prompts_per_step < 1 or self.group_size < 2:
-            raise ConfigError("steps and prompts_per_step must be >= 1 and group_size >= 2 (a group needs a baseline)")
-        if self.coupling not in COUPLING_MODES or not 0 <= self.coupling_lambda <= 1:
-            raise ConfigError(f"coupling must be one of {', '.join(COUPLING_MODES)} and coupling_lambda in [0, 1]")
-        if not 0 <= self.gae_lambda <= 1:
-            raise ConfigError(f"gae_lambda must be in [0, 1], got {self.gae_lambda}")
-        if self.segmenter not in segmenters.names() or self.segmenter in ("given", "steps"):
-            names = ", ".join(n for n in segmenters.names() if n not in ("given", "steps"))
-            raise ConfigError(f"segmenter must be a text segmenter ({names}), got {self.segmenter!r}")
-        if self.credit_scope not in ("reasoning", "whole"):
-            raise ConfigError(f"credit_scope must be 'reasoning' or 'whole', got {self.credit_scope!r}")
-        if self.learning_rate <= 0 or self.lora_rank < 1:
-            raise ConfigError("learning_rate must be > 0 and lora_rank >= 1")
-
-
-def quick(**overrides) -> TrainConfig:
-    """Short online refinements of a small model on a CPU or one GPU (METHOD.md §9.6 'quick': 4 prompts x 8
-    rollouts, LoRA rank 16, lr 5e-5); on 2 CPU cores this project uses 1 prompt x 8 rollouts (about 8 s a
-    step). Not chosen by a sweep of prompts per step: that measurement is still open (README, Training)."""
-    return replace(TrainConfig(), **overrides)
-
-
-def paper(**overrides) -> TrainConfig:
-    """The SRPO paper's settings (arXiv 2605.25507 §9.6): 32 prompts x 8 rollouts, LoRA rank 64, lr 5e-5."""
-    return replace(
-        TrainConfig(
-            prompts_per_step=32,
-            group_size=8,
-            lora_rank=64,
-            lora_alpha=64,
-            max_new_tokens=5120,
-            localizer_max_tokens=4096,
-            steps=24,
-        ),
-        **overrides,
+class TrainConfig(Settings):
+    method: str = method_setting("grpo")
+    steps: int = setting(30, "training steps (with a resume: train up to this step)", low=1)
+    prompts_per_step: int = setting(1, "problems drawn per step, each with its own group of rollouts", low=1)
+    group_size: int = setting(8, "rollouts per problem (G); a group needs at least 2 for a baseline", low=2)
+    loss: str = setting("ppo_clip", "PPO clipped surrogate with a token mean (METHOD.md §5), or SRPO's REINFORCE",
+                        choices=LOSSES)  # fmt: skip
+    clip_eps: float = setting(0.2, "PPO clip range", low=0.0, high=1.0, advanced=True)
+    kl_beta: float = setting(0.0, "weight of the KL penalty to the starting policy (0 = off)", low=0.0, advanced=True)
+    learning_rate: float = setting(5e-5, "AdamW learning rate", low=1e-9)
+    weight_decay: float = setting(0.01, "AdamW weight decay", low=0.0, advanced=True)
+    grad_clip: float = setting(1.0, "gradient norm clip", low=0.0, advanced=True)
+    lora_rank: int = setting(16, "LoRA rank", low=1, advanced=True)
+    lora_alpha: int = setting(16, "LoRA alpha", low=1, advanced=True)
+    lora_targets: tuple[str, ...] = setting(
+        ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"),
+        "module names LoRA adapts (comma-separated)",
+        advanced=True,
     )
+    full_finetune: bool = setting(False, "train every weight instead of LoRA adapters (tiny models)", advanced=True)
+    temperature: float = setting(0.7, "sampling temperature of the rollouts", low=0.0)
+    top_p: float = setting(0.95, "nucleus sampling mass", low=0.0, high=1.0, advanced=True)
+    max_new_tokens: int = setting(48, "longest completion, in tokens", low=1)
+    segmenter: str = setting("hybrid", "how each rollout is cut into segments (the analyzer's segmenters)",
+                             choices=_text_segmenters, advanced=True)  # fmt: skip
+    segments: int = setting(4, "K for the segmenters that target a count", low=1, advanced=True)
+    step_delimiter: str = setting("</thought>", "a completion that uses it is cut into its thoughts (RRPO/SRPO MDP)",
+                                  advanced=True)  # fmt: skip
+    credit_scope: str = setting("reasoning", "segments cover the reasoning (the answer line takes the last one's "
+                                "credit) or the whole completion", choices=SCOPES, advanced=True)  # fmt: skip
+    seed: int = setting(0, "seed of every random choice (problems, rollouts, resets)")
+    eval_every: int = setting(5, "evaluate on the held-out problems every N steps (0 = never)", low=0)
+    eval_problems: int = setting(32, "held-out problems", low=1)
+    eval_samples: int = setting(2, "sampled answers per held-out problem", low=1, advanced=True)
+    checkpoint_every: int = setting(10, "checkpoint every N steps (0 = only at the end)", low=0, advanced=True)
+    keep_rollouts_every: int = setting(1, "store the rollouts of every N-th step for the inspector (0 = none)",
+                                       low=0, advanced=True)  # fmt: skip
+
+
+def method_config_type(method: str) -> type[TrainConfig]:
+    from rredcot_viz.training.methods import methods
+
+    return methods.get(method).Config
+
+
+def config_for(method: str = "grpo", **settings: Any) -> TrainConfig:
+    """The named method's config; a setting it does not have names the ones it has."""
+    config_type = method_config_type(method)
+    known = [f.name for f in fields(config_type)]
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"method {method!r} has no setting {', '.join(unknown)}; its settings are: {', '.join(known)}"
+        )
+    return config_type(**{**settings, "method": method})
+
+
+def stored_train_config(saved: dict[str, Any]) -> TrainConfig:
+    """A run's config from its stored JSON, as its method's config type."""
+    return from_stored(method_config_type(saved.get("method", "grpo")), saved)
+
+
+def quick(method: str = "grpo", **overrides: Any) -> TrainConfig:
+    """Short online refinements on a CPU or one GPU (METHOD.md §9.6 'quick': LoRA rank 16, lr 5e-5, 8 rollouts
+    per problem); prompts per step chosen by measurement on 2 cores (bench/quick_preset.py, README Training)."""
+    return config_for(method, **overrides)
+
+
+def paper(method: str = "grpo", **overrides: Any) -> TrainConfig:
+    """The SRPO paper's settings (arXiv 2605.25507 §9.6): 32 prompts x 8 rollouts, LoRA rank 64, lr 5e-5."""
+    settings: dict[str, Any] = dict(
+        prompts_per_step=32, group_size=8, lora_rank=64, lora_alpha=64, max_new_tokens=5120, steps=24
+    )
+    if "localizer_max_tokens" in {f.name for f in fields(method_config_type(method))}:
+        settings["localizer_max_tokens"] = 4096
+    return config_for(method, **{**settings, **overrides})
 
 
 PRESETS = {"quick": quick, "paper": paper}

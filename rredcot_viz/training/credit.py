@@ -8,6 +8,7 @@ every rollout is a continuation of the shared prompt, scored in one call (METHOD
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
 
 import numpy as np
@@ -23,7 +24,7 @@ from rredcot_viz.segmenters import segmenters
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.config import TrainConfig
-from rredcot_viz.training.rollouts import TrainRollout
+from rredcot_viz.training.rollouts import Group, TrainRollout
 from rredcot_viz.training.task import Problem
 
 
@@ -62,10 +63,9 @@ def segment_rollout(policy: LanguageModel, rollout: TrainRollout, config: TrainC
     return prefixes
 
 
-def credit_estimator(config: TrainConfig, problem: Problem) -> ValueEstimator:
-    """``config.estimator``, or R-hat alone (``answer_only``) for a problem without a reference solution."""
-    name = config.estimator if problem.solution else "answer_only"
-    return estimators.get(name)(**config.estimator_options)
+def credit_estimator(name: str, options: dict, problem: Problem) -> ValueEstimator:
+    """Estimator ``name``, or R-hat alone (``answer_only``) for a problem without a reference solution."""
+    return estimators.get(name if problem.solution else "answer_only")(**options)
 
 
 def rollout_subject(problem: Problem, rollout: TrainRollout, response: ResponseTokens) -> ScoringSubject:
@@ -80,11 +80,15 @@ def rollout_subject(problem: Problem, rollout: TrainRollout, response: ResponseT
 
 
 def group_sigmas(
-    policy: LanguageModel, config: TrainConfig, problem: Problem, prompt: list[int], rollouts: list[TrainRollout]
+    policy: LanguageModel,
+    config: TrainConfig,
+    estimator: ValueEstimator,
+    prompt: list[int],
+    rollouts: list[TrainRollout],
+    problem: Problem,
 ) -> list[np.ndarray]:
     """RREDCoT sigma (``exact_sum``) of every rollout of a group under the current policy, scored in one packed
-    call. The terminal state's value is the reward, so it is never scored."""
-    estimator = credit_estimator(config, problem)
+    call (rollouts segmented per ``config``). The terminal state's value is the reward, so it is never scored."""
     encoded: dict[str, tuple[int, ...]] = {}
 
     def encode(text: str) -> tuple[int, ...]:
@@ -135,14 +139,36 @@ def _prefixes(rollout: TrainRollout) -> list[int]:
     return [rollout.segments[0][0], *(end for _, end in rollout.segments)]
 
 
-def couple_group(rollouts: list[TrainRollout], sigmas: list[np.ndarray], config: TrainConfig) -> None:
-    """Set each rollout's per-segment and per-token advantages from the group's sigmas (coupling mode, lambdas)."""
+class GroupCredit:
+    """The ``CreditScorer`` the trainer hands its method: sigmas of a group under the policy being trained."""
+
+    def __init__(
+        self,
+        policy: LanguageModel,
+        config: TrainConfig,
+        problems: list[Problem],
+        prompt_ids: Callable[[Problem], list[int]],
+    ):
+        self.policy, self.config, self.problems, self.prompt_ids = policy, config, problems, prompt_ids
+
+    def sigmas(self, group: Group, estimator: str = "rredcot", options: dict | None = None) -> list[np.ndarray]:
+        problem = self.problems[group.problem_index]
+        chosen = credit_estimator(estimator, options or {}, problem)
+        return group_sigmas(self.policy, self.config, chosen, self.prompt_ids(problem), group.rollouts, problem)
+
+
+def couple_group(
+    rollouts: list[TrainRollout],
+    sigmas: list[np.ndarray],
+    coupling: str = "value_baseline",
+    coupling_lambda: float = 1.0,
+    gae_lambda: float = 1.0,
+) -> None:
+    """Set each rollout's per-segment and per-token advantages from the group's sigmas (METHOD.md §5)."""
     rewards = np.array([r.reward for r in rollouts])
-    per_segment = segment_advantages(
-        sigmas, rewards, config.coupling, config.coupling_lambda, gae_lambda=config.gae_lambda
-    )
+    per_segment = segment_advantages(sigmas, rewards, coupling, coupling_lambda, gae_lambda=gae_lambda)
     for rollout, advantages, baseline in zip(rollouts, per_segment, grpo_advantages(rewards), strict=True):
         rollout.segment_advantages = [float(a) for a in advantages]
         rollout.token_advantages = token_advantages(
-            advantages, rollout.segments, len(rollout.completion_ids), float(baseline), config.coupling
+            advantages, rollout.segments, len(rollout.completion_ids), float(baseline), coupling
         )

@@ -12,12 +12,12 @@ import pandas as pd
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.model.lm import LanguageModel
-from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.training.config import TrainConfig
-from rredcot_viz.training.loop import Trainer, derived_seed, latest_checkpoint, problem_prompt
+from rredcot_viz.training.config import TrainConfig, stored_train_config
 from rredcot_viz.training.runs import checkpoint_root, default_problems
+from rredcot_viz.training.sampler import RolloutSampler, derived_seed, problem_prompt
 from rredcot_viz.training.task import reward
+from rredcot_viz.training.trainer import Trainer, latest_checkpoint
 
 
 def training_runs(store: Any) -> pd.DataFrame:
@@ -37,8 +37,7 @@ def stored_run(store: Any, run_id: str) -> tuple[TrainConfig, str]:
     rows = store.query("SELECT settings, model_fingerprint FROM runs WHERE run_id = ? AND kind = 'train'", [run_id])
     if rows.empty:
         raise ConfigError(f"no training run {run_id!r} in the store")
-    saved = json.loads(rows["settings"][0])
-    config = TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
+    config = stored_train_config(json.loads(rows["settings"][0]))
     return config, str(rows["model_fingerprint"][0])
 
 
@@ -66,9 +65,7 @@ def held_out_traces(base: LanguageModel, config: TrainConfig, limit: int = 4, se
     _, held_out = default_problems(config)
     problems = held_out[:limit]
     prompts = [problem_prompt(base, p) for p in problems]
-    sampling = SamplingConfig(
-        temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens, stop_on_answer=True
-    )
+    sampling = RolloutSampler(base, config).sampling(problems)
     generations = base.sample(
         [base.encode_prompt(p) for p in prompts],
         [derived_seed(seed, "before-after", i) for i in range(len(prompts))],

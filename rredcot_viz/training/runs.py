@@ -14,10 +14,10 @@ from rredcot_viz.errors import ConfigError
 from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.paths import data_dir
-from rredcot_viz.training.config import TrainConfig
-from rredcot_viz.training.loop import Trainer, latest_checkpoint
+from rredcot_viz.training.config import TrainConfig, stored_train_config
 from rredcot_viz.training.rollouts import Group
 from rredcot_viz.training.task import Problem, builtin_split
+from rredcot_viz.training.trainer import Trainer, latest_checkpoint
 
 
 def checkpoint_root(run_id: str) -> Path:
@@ -38,7 +38,7 @@ def stored_config(run_id: str) -> tuple[TrainConfig, Path]:
     if checkpoint is None:
         raise ConfigError(f"run {run_id} has no checkpoint under {checkpoint_root(run_id)}; start it again")
     saved = json.loads((checkpoint / "trainer.json").read_text())["config"]
-    return TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()}), checkpoint
+    return stored_train_config(saved), checkpoint
 
 
 def resumed_config(run_id: str, overrides: dict[str, Any] | None = None) -> TrainConfig:

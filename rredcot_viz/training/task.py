@@ -22,6 +22,7 @@ BUILTIN_SHOT = (  # one step per line, so a completion has several segments to c
     "Example: Ann has 3 pears and picks 4 more. How many pears does Ann have?\n"
     "Working:\nAnn starts with 3 pears.\nShe picks 4 more, so 3 + 4 = 7.\nThe answer is 7.\n\n"
 )
+BUILTIN_STOP = ("\nProblem:",)  # past it the model writes (and answers) a problem of its own
 NAMES = ["Sam", "Mia", "Leo", "Ava", "Noor", "Kai", "Ines", "Tom", "Zoe", "Ravi", "Lena", "Omar"]
 THINGS = ["apples", "cards", "stickers", "shells", "coins", "marbles", "pencils", "stamps", "beads", "books"]
 
@@ -34,6 +35,7 @@ class Problem:
     prompt: str | None = None  # the user turn; None = the question alone
     system: str | None = None
     source: str = "builtin"
+    stop: tuple[str, ...] = ()  # a rollout ends here too (the few-shot prompt's next "Problem:")
 
 
 def _builtin(rng: random.Random) -> Problem:
@@ -56,7 +58,8 @@ def _builtin(rng: random.Random) -> Problem:
         answer = a + b - c
     working = "\n".join([start.format(a=a), *steps])
     prompt = BUILTIN_SHOT + f"Problem: {question}\nWorking:\n"
-    return Problem(question, str(answer), f"{working}\nThe answer is \\boxed{{{answer}}}.", prompt, BUILTIN_SYSTEM)
+    solution = f"{working}\nThe answer is \\boxed{{{answer}}}."
+    return Problem(question, str(answer), solution, prompt, BUILTIN_SYSTEM, stop=BUILTIN_STOP)
 
 
 def builtin_problems(count: int, seed: int = 0) -> list[Problem]:

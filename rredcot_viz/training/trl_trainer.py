@@ -11,7 +11,7 @@ Optionally logs every generation batch's rollouts and advantages to the DuckDB s
 Train page's step inspector reads.
 
     trainer = RREDCoTGRPOTrainer(model, reward_funcs=[my_reward], args=GRPOConfig(...), train_dataset=data,
-                                 credit=TrainConfig(method="rredcot", coupling="a", segments=4))
+                                 credit=RREDCoTGRPOConfig(coupling="a", segments=4))
     trainer.train()
 """
 
@@ -26,8 +26,8 @@ from accelerate.utils import gather_object
 from trl import GRPOTrainer
 
 from rredcot_viz.model.lm import LanguageModel
-from rredcot_viz.training.config import TrainConfig
-from rredcot_viz.training.credit import couple_group, group_sigmas
+from rredcot_viz.training.credit import couple_group, credit_estimator, group_sigmas
+from rredcot_viz.training.methods.rredcot import RREDCoTGRPOConfig
 from rredcot_viz.training.rollouts import TrainRollout
 from rredcot_viz.training.task import Problem
 
@@ -43,7 +43,7 @@ class RREDCoTGRPOTrainer(GRPOTrainer):
     def __init__(
         self,
         *args: Any,
-        credit: TrainConfig | None = None,
+        credit: RREDCoTGRPOConfig | None = None,
         store: Any | None = None,
         run_id: str | None = None,
         answer_column: str = "answer",
@@ -51,7 +51,7 @@ class RREDCoTGRPOTrainer(GRPOTrainer):
         **kwargs: Any,
     ):
         super().__init__(*args, **kwargs)
-        self.credit = credit or TrainConfig(method="rredcot")
+        self.credit = credit or RREDCoTGRPOConfig()
         self.answer_column, self.solution_column = answer_column, solution_column
         self.store, self.run_id = store, run_id or "trl-rredcot"
         self._global_rewards: torch.Tensor | None = None
@@ -104,7 +104,8 @@ class RREDCoTGRPOTrainer(GRPOTrainer):
                     _prompt_text(row["prompt"]), str(row[self.answer_column]), row.get(self.solution_column) or None
                 )
                 group = [rollouts[i] for i in members]
-                found = group_sigmas(policy, self.credit, problem, group[0].prompt_ids, group)
+                estimator = credit_estimator(self.credit.estimator, self.credit.estimator_options, problem)
+                found = group_sigmas(policy, self.credit, estimator, group[0].prompt_ids, group, problem)
                 sigmas.update(zip(members, found, strict=True))
         finally:
             policy.model.train(was_training)
@@ -117,7 +118,8 @@ class RREDCoTGRPOTrainer(GRPOTrainer):
         for entries in by_group.values():
             stand_ins = [TrainRollout([], [0] * n, "", reward, 0, segments=list(map(tuple, segs)))
                          for _, _, segs, reward, n in entries]  # fmt: skip
-            couple_group(stand_ins, [np.array(e[1]) for e in entries], self.credit)
+            c = self.credit
+            couple_group(stand_ins, [np.array(e[1]) for e in entries], c.coupling, c.coupling_lambda, c.gae_lambda)
             for (index, *_), stand_in in zip(entries, stand_ins, strict=True):
                 local = index - start
                 if 0 <= local < rows:

@@ -13,13 +13,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for tiny
 from tiny import tiny_lm
 
 from rredcot_viz.store import Store
-from rredcot_viz.training import TrainConfig, builtin_split
+from rredcot_viz.training import TrainConfig, builtin_split, config_for
 from rredcot_viz.training.runs import resumed_config, run_training
 
 
 def config(steps: int) -> TrainConfig:
-    return TrainConfig(
-        method="rredcot", steps=steps, max_new_tokens=8, group_size=4, eval_problems=2, eval_samples=1,
+    return config_for(
+        "rredcot", steps=steps, max_new_tokens=8, group_size=4, eval_problems=2, eval_samples=1,
         eval_every=2, lora_rank=4, learning_rate=1e-2, checkpoint_every=1, seed=5,
     )  # fmt: skip
 
@@ -29,9 +29,9 @@ def slow(done: int, total: int) -> None:
 
 
 if __name__ == "__main__":
-    import rredcot_viz.training.loop as loop
+    import rredcot_viz.training.sampler as sampler
 
-    loop.reward = lambda text, answer: float(len(text) % 2)  # a random model never solves a problem: give variance
+    sampler.reward = lambda text, answer: float(len(text) % 2)  # a random model never solves a problem: give variance
     store_path, run_id, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
     resume = len(sys.argv) > 4
     chosen = resumed_config(run_id) if resume else config(steps)

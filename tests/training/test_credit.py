@@ -15,8 +15,8 @@ from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training import TrainConfig
 from rredcot_viz.training.credit import group_sigmas, segment_rollout
-from rredcot_viz.training.loop import problem_prompt
 from rredcot_viz.training.rollouts import TrainRollout
+from rredcot_viz.training.sampler import problem_prompt
 from rredcot_viz.training.task import Problem
 
 PROBLEM = Problem(
@@ -56,8 +56,9 @@ def test_trainer_and_analyzer_give_the_same_segments_and_sigma(policy, estimator
     assert policy.decode(ids) == TEXT  # the analyzer re-tokenises the text: make the two see the same ids
     rollout = TrainRollout(prompt_ids, ids, TEXT, 1.0, 0, info={"entropies": entropies.tolist()})
     failed = TrainRollout(prompt_ids, policy.encode("So the total is 42."), "So the total is 42.", 0.0, 1)
-    config = TrainConfig(method="rredcot", segments=3, estimator=estimator)
-    sigmas = group_sigmas(policy, config, PROBLEM, prompt_ids, [rollout, failed])
+    sigmas = group_sigmas(
+        policy, TrainConfig(segments=3), estimators.get(estimator)(), prompt_ids, [rollout, failed], PROBLEM
+    )
 
     prefixes = result.segmentation.state_prefixes
     assert result.k == 3 and rollout.segments == list(itertools.pairwise(prefixes))

@@ -3,12 +3,14 @@ and layout, and checkpoint/resume giving identical results (tiny random models).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.training import TrainConfig, Trainer, builtin_problems, builtin_split
+from rredcot_viz.training import Trainer, builtin_problems, builtin_split, config_for
 from rredcot_viz.training.loss import policy_loss
 from rredcot_viz.training.methods.base import broadcast_group_advantages
 from rredcot_viz.training.rollouts import Group, TrainRollout
@@ -68,7 +70,7 @@ def trainer_factory(tiny):
             lora_rank=4,
             learning_rate=1e-2,
         )
-        config = TrainConfig(method=method, **{**settings, **overrides})
+        config = config_for(method, **{**settings, **overrides})
         return Trainer(tiny, config, train, held, run_id=f"test-{method}")
 
     return make
@@ -76,23 +78,23 @@ def trainer_factory(tiny):
 
 def test_prefix_mask_and_one_step_lowers_the_loss(trainer_factory):
     trainer = trainer_factory()
-    prompt = trainer.prompt_ids(trainer.train_problems[0])
+    prompt = trainer.sampler.prompt_ids(trainer.train_problems[0])
     good = TrainRollout(prompt, [40, 41, 42, 43], "a", 1.0, 0, suffix_start=2, segments=[(0, 4)])
     bad = TrainRollout(prompt, [50, 51, 52], "b", 0.0, 0, suffix_start=0, segments=[(0, 3)])
     broadcast_group_advantages([Group("all", [good, bad], 0)])
-    _, mask, _ = trainer.batch_logprobs([good, bad])
+    _, mask, _ = trainer.learner.logprobs([good, bad])
     assert mask.tolist() == [[0, 0, 1, 1], [1, 1, 1, 0]]  # the shared prefix and the padding are not trained
 
     def loss() -> float:
         with torch.no_grad():
-            lp, m, _ = trainer.batch_logprobs([good, bad])
+            lp, m, _ = trainer.learner.logprobs([good, bad])
             adv = torch.tensor([[1.0] * 4, [-1.0, -1.0, -1.0, 0.0]])
             return float(policy_loss(lp, lp, adv, m)[0])
 
     before = loss()
     frozen = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if not p.requires_grad}
     adapters = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if p.requires_grad}
-    trainer.update([good, bad])
+    trainer.learner.update([good, bad], trainer.method.loss)
     assert loss() < before
     after = dict(trainer.model.named_parameters())
     assert frozen and all(torch.equal(after[n], p) for n, p in frozen.items())  # LoRA: the base is not touched
@@ -102,7 +104,7 @@ def test_prefix_mask_and_one_step_lowers_the_loss(trainer_factory):
 def test_shared_prompt_pass_equals_one_full_sequence_per_rollout(trainer_factory):
     """Rollouts of one prompt run it once; log-probs and LoRA gradients equal one full forward per rollout."""
     trainer = trainer_factory()
-    first, second = (trainer.prompt_ids(p) for p in trainer.train_problems[:2])
+    first, second = (trainer.sampler.prompt_ids(p) for p in trainer.train_problems[:2])
     rollouts = [
         TrainRollout(first, [40, 41, 42, 43, 44], "a", 1.0, 0, suffix_start=2),
         TrainRollout(first, [50, 51], "b", 0.0, 0),
@@ -122,13 +124,13 @@ def test_shared_prompt_pass_equals_one_full_sequence_per_rollout(trainer_factory
     def gradients(logprobs: torch.Tensor) -> list[torch.Tensor]:
         trainer.model.zero_grad(set_to_none=True)
         (logprobs * torch.arange(1.0, 6.0)).sum().backward()
-        return [p.grad.clone() for p in trainer.trainable]
+        return [p.grad.clone() for p in trainer.learner.trainable]
 
     expected = one_by_one()
-    shared, mask, _ = trainer.batch_logprobs(rollouts)
+    shared, mask, _ = trainer.learner.logprobs(rollouts)
     torch.testing.assert_close(shared, expected, atol=1e-5, rtol=1e-5)
     assert mask.tolist() == [[0, 0, 1, 1, 1], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0]]
-    for got, want in zip(gradients(trainer.batch_logprobs(rollouts)[0]), gradients(one_by_one()), strict=True):
+    for got, want in zip(gradients(trainer.learner.logprobs(rollouts)[0]), gradients(one_by_one()), strict=True):
         torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
 
 
@@ -137,7 +139,8 @@ def test_shared_prompt_pass_equals_one_full_sequence_per_rollout(trainer_factory
     [("grpo", "1x4"), ("rredcot", "1x4"), ("rrpo", "1x4"), ("srpo", "1x4"), ("srpo", "2x4"), ("srpo", "1x8")],
 )
 def test_every_method_and_layout_runs_a_step(trainer_factory, method, layout):
-    trainer = trainer_factory(method, layout=layout, localizer_max_tokens=8)
+    resets = {"layout": layout, "localizer_max_tokens": 8} if method == "srpo" else {"layout": layout}
+    trainer = trainer_factory(method, **(resets if method in ("rrpo", "srpo") else {}))
     metrics, groups = trainer.train_step()
     assert metrics["step"] == 1 and metrics["rollouts"] == sum(len(g.rollouts) for g in groups)
     for group in groups:
@@ -158,7 +161,7 @@ def test_every_method_and_layout_runs_a_step(trainer_factory, method, layout):
 def test_rredcot_credit_adds_up_and_keeps_the_outcome_sign(trainer_factory, monkeypatch):
     """Each rollout's sigma sums to R (exact_sum) and follows the value differences; under value_baseline every
     token of a rewarded rollout has advantage >= 0 and every token of an unrewarded one <= 0."""
-    monkeypatch.setattr("rredcot_viz.training.loop.reward", lambda text, answer: float(len(text) % 2))
+    monkeypatch.setattr("rredcot_viz.training.sampler.reward", lambda text, answer: float(len(text) % 2))
     trainer = trainer_factory("rredcot", max_new_tokens=24, group_size=6)
     _, groups = trainer.train_step()
     rollouts = [r for g in groups for r in g.rollouts if r.text.strip()]
@@ -177,14 +180,14 @@ def test_rredcot_credit_adds_up_and_keeps_the_outcome_sign(trainer_factory, monk
 def test_resume_from_a_checkpoint_is_identical(trainer_factory, tmp_path, monkeypatch):
     # a random tiny model never solves a problem: reward the parity of the completion's length instead, so
     # that groups have variance and the updates are real
-    monkeypatch.setattr("rredcot_viz.training.loop.reward", lambda text, answer: float(len(text) % 2))
+    monkeypatch.setattr("rredcot_viz.training.sampler.reward", lambda text, answer: float(len(text) % 2))
     straight = trainer_factory("rredcot")
     initial = {n: p.detach().clone() for n, p in straight.model.named_parameters() if p.requires_grad}
     history = straight.run()
     assert any(m.get("reward_std", 0) > 0 for m in history)
     assert any(not torch.equal(initial[n], p) for n, p in straight.model.named_parameters() if p.requires_grad)
     first = trainer_factory("rredcot")
-    first.config = TrainConfig(**{**first.config.__dict__, "steps": 2})
+    first.config = replace(first.config, steps=2)
     first.run(checkpoint_dir=tmp_path)
     first.save(tmp_path / "step_0002")
     resumed = trainer_factory("rredcot")
@@ -199,7 +202,9 @@ def test_resume_from_a_checkpoint_is_identical(trainer_factory, tmp_path, monkey
 
 
 def test_bad_configs_are_refused():
-    with pytest.raises(ConfigError, match="layout must be one of 1x4, 2x4, 1x8"):
-        TrainConfig(layout="3x3")
-    with pytest.raises(ConfigError, match="group needs a baseline"):
-        TrainConfig(group_size=1)
+    with pytest.raises(ConfigError, match="layout must be one of 1x4, 2x4, 1x8, got '3x3'"):
+        config_for("srpo", layout="3x3")
+    with pytest.raises(ConfigError, match=r"group_size must be in \[2, \.\.\.\], got 1"):
+        config_for("grpo", group_size=1)
+    with pytest.raises(ConfigError, match="method 'grpo' has no setting coupling; its settings are: method, steps"):
+        config_for("grpo", coupling="a")

@@ -8,22 +8,22 @@ import torch
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.store import Store
-from rredcot_viz.training import TrainConfig, builtin_split
+from rredcot_viz.training import TrainConfig, builtin_split, config_for
 from rredcot_viz.training.inspect import held_out_traces, stored_run, trained_policy, training_runs, value_shift
-from rredcot_viz.training.loop import problem_prompt
 from rredcot_viz.training.runs import checkpoint_root, run_training
+from rredcot_viz.training.sampler import problem_prompt
 
 
 @pytest.fixture
 def config() -> TrainConfig:
-    return TrainConfig(
-        method="grpo", steps=2, max_new_tokens=8, group_size=4, eval_problems=2, eval_samples=1, eval_every=1,
+    return config_for(
+        "grpo", steps=2, max_new_tokens=8, group_size=4, eval_problems=2, eval_samples=1, eval_every=1,
         lora_rank=4, learning_rate=1e-2,
     )  # fmt: skip
 
 
 def test_a_stored_run_lists_and_reloads_as_its_trained_policy(tiny, config, tmp_path, monkeypatch):
-    monkeypatch.setattr("rredcot_viz.training.loop.reward", lambda text, answer: float(len(text) % 2))
+    monkeypatch.setattr("rredcot_viz.training.sampler.reward", lambda text, answer: float(len(text) % 2))
     store = Store(tmp_path / "s.duckdb")
     run_id, history = run_training(tiny, config, store, problems=builtin_split(30, 2, seed=0))
     assert [m["step"] for m in history] == [0, 1, 2]

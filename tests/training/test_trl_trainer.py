@@ -13,11 +13,12 @@ trl = pytest.importorskip("trl")
 
 from tiny import tiny_model, tiny_tokenizer  # noqa: E402
 
+from rredcot_viz.estimators import estimators  # noqa: E402
 from rredcot_viz.model.lm import LanguageModel  # noqa: E402
 from rredcot_viz.store import Store  # noqa: E402
-from rredcot_viz.training import TrainConfig  # noqa: E402
 from rredcot_viz.training.credit import couple_group, group_sigmas  # noqa: E402
 from rredcot_viz.training.inspect import training_runs  # noqa: E402
+from rredcot_viz.training.methods.rredcot import RREDCoTGRPOConfig  # noqa: E402
 from rredcot_viz.training.rollouts import TrainRollout  # noqa: E402
 from rredcot_viz.training.task import Problem  # noqa: E402
 from rredcot_viz.training.trl_trainer import RREDCoTGRPOTrainer  # noqa: E402
@@ -39,7 +40,7 @@ def test_one_step_uses_our_token_advantages(tmp_path):
         max_steps=1, learning_rate=1e-2, use_cpu=True, report_to="none", logging_steps=1, save_strategy="no",
         seed=0, disable_tqdm=True,
     )  # fmt: skip
-    credit = TrainConfig(method="rredcot", segments=3, coupling="a")
+    credit = RREDCoTGRPOConfig(segments=3, coupling="a")
     store = Store(tmp_path / "s.duckdb")
     trainer = RREDCoTGRPOTrainer(
         model, reward_funcs=[parity], args=args, train_dataset=data, processing_class=tokenizer,
@@ -69,7 +70,8 @@ def test_one_step_uses_our_token_advantages(tmp_path):
         text = policy.decode(completion)
         rollouts.append(TrainRollout(prompt, completion, text, parity([text])[0], 0))
     problem = Problem(PROMPT, "5", "2 + 3 = 5.\nThe answer is 5.")
-    couple_group(rollouts, group_sigmas(policy, credit, problem, rollouts[0].prompt_ids, rollouts), credit)
+    sigmas = group_sigmas(policy, credit, estimators.get("rredcot")(), rollouts[0].prompt_ids, rollouts, problem)
+    couple_group(rollouts, sigmas, credit.coupling, credit.coupling_lambda, credit.gae_lambda)
     for i, rollout in enumerate(rollouts):
         expected = torch.as_tensor(rollout.token_advantages, dtype=advantages.dtype)
         assert torch.allclose(advantages[i, : len(expected)], expected, atol=1e-5), i
@@ -91,7 +93,7 @@ def test_multi_segment_completions_get_per_segment_advantages(tmp_path):
         output_dir=str(tmp_path / "out"), per_device_train_batch_size=2, num_generations=2, max_steps=1,
         use_cpu=True, report_to="none", save_strategy="no", disable_tqdm=True,
     )  # fmt: skip
-    credit = TrainConfig(method="rredcot", segments=3)
+    credit = RREDCoTGRPOConfig(segments=3)
     trainer = RREDCoTGRPOTrainer(
         model, reward_funcs=[parity], args=args, train_dataset=data, processing_class=tokenizer, credit=credit
     )
@@ -111,7 +113,9 @@ def test_multi_segment_completions_get_per_segment_advantages(tmp_path):
     advantages = trainer.rredcot_advantages([{"prompt": PROMPT, "answer": "5", "solution": "2 + 3 = 5."}] * 2, output)
     policy = LanguageModel(model, tokenizer, name="m", fingerprint="m")
     rollouts = [TrainRollout(prompt, c, policy.decode(c), r, 0) for c, r in zip(completions, [1.0, 0.0], strict=True)]
-    couple_group(rollouts, group_sigmas(policy, credit, Problem(PROMPT, "5", "2 + 3 = 5."), prompt, rollouts), credit)
+    problem = Problem(PROMPT, "5", "2 + 3 = 5.")
+    sigmas = group_sigmas(policy, credit, estimators.get("rredcot")(), prompt, rollouts, problem)
+    couple_group(rollouts, sigmas, credit.coupling, credit.coupling_lambda, credit.gae_lambda)
     assert [len(r.segments) for r in rollouts] == [3, 3]
     for i, rollout in enumerate(rollouts):
         assert len(set(rollout.segment_advantages)) == 3  # one advantage per segment, not one per sequence

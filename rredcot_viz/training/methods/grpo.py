@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-from rredcot_viz.training.methods.base import TrainingMethod, broadcast_group_advantages, methods
+from rredcot_viz.training.config import TrainConfig, method_setting
+from rredcot_viz.training.methods.base import CreditScorer, TrainingMethod, broadcast_group_advantages, methods
 from rredcot_viz.training.rollouts import Group
 
-if TYPE_CHECKING:
-    from rredcot_viz.training.loop import Trainer
+
+@dataclass(frozen=True)
+class GRPOConfig(TrainConfig):
+    method: str = method_setting("grpo")
 
 
 @methods.register("grpo")
 class GRPO(TrainingMethod):
     name = "grpo"
+    Config = GRPOConfig
     provenance = "DeepSeekMath (arXiv 2402.03300); population std as in METHOD.md §5"
 
-    def advantages(self, trainer: Trainer, groups: list[Group]) -> None:
+    def advantages(self, groups: list[Group], scorer: CreditScorer) -> None:
         broadcast_group_advantages(groups)
