@@ -32,13 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rredcot_viz.attribution.agreement import pearson, spearman
-from rredcot_viz.comparison import (
-    compare,
-    per_trace_agreement,
-    per_trace_control,
-    value_at_budget,
-)
+from rredcot_viz.attribution.agreement import pearson, per_trace_agreement, per_trace_control, spearman, value_at_budget
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.redistribution import redistribute
@@ -52,6 +46,7 @@ from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.sampler import problem_prompt
 from rredcot_viz.training.task import BUILTIN_STOP, builtin_problems, reward
+from rredcot_viz.workflows.compare import compare
 
 OUT = PROJECT_ROOT / "bench" / "out"
 REFERENCE_N = 16

@@ -25,12 +25,13 @@ import numpy as np
 import torch
 
 from rredcot_viz.engine import AnalysisConfig, Analyzer
-from rredcot_viz.engine.context import ScoreItem, TraceContext
 from rredcot_viz.estimators import estimators
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.packing import Continuation
+from rredcot_viz.scoring.context import TraceContext
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.io import sample_traces
+from rredcot_viz.types import ScoreItem
 
 
 @dataclass

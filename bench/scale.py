@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rredcot_viz.batch import MERGED
 from rredcot_viz.paths import PROJECT_ROOT, shared_data_dir
+from rredcot_viz.workflows.batch import MERGED
 
 
 def run(command: list[str], threads: int) -> float:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rredcot_viz.comparison import compare
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.figures import correlation_heatmap, method_heatmap, scatter, value_curves
 from rredcot_viz.ui import resources, widgets
+from rredcot_viz.workflows.compare import compare
 
 FAST = ["rredcot", "answer_only", "uniform", "loo", "shapley", "grad_x_input", "attention"]
 SLOW = ["integrated_gradients"]

@@ -6,7 +6,6 @@ from dataclasses import replace
 
 import streamlit as st
 
-from rredcot_viz.dataset import analyze_dataset, dataset_runs, load_run, position_points, records_frame, save_run
 from rredcot_viz.diagnosis.capability import capability
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.figures import histogram, position_profile
@@ -14,6 +13,14 @@ from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.ui import resources, widgets
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
+from rredcot_viz.workflows.dataset import (
+    analyze_dataset,
+    dataset_runs,
+    load_run,
+    position_points,
+    records_frame,
+    save_run,
+)
 
 config = widgets.model_picker()
 st.title("Dataset")

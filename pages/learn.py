@@ -8,7 +8,7 @@ import streamlit as st
 
 from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.figures import credit_bars, value_curves
-from rredcot_viz.teaching import (
+from rredcot_viz.workflows.learn import (
     RREDCOT_LONG_CONTEXT,
     SRPO_MAIN,
     ChainMDP,

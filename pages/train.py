@@ -8,17 +8,22 @@ import streamlit as st
 
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
-from rredcot_viz.estimators.coupling import COUPLING_MODES
 from rredcot_viz.figures import advantage_rows, training_curves, value_curves
 from rredcot_viz.figures.training import METRIC_TITLES
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.training import latest_checkpoint, methods, quick
-from rredcot_viz.training.config import LAYOUTS, LOSSES
-from rredcot_viz.training.inspect import stored_run, training_runs, value_shift
-from rredcot_viz.training.runs import checkpoint_root, new_run_id, run_training
+from rredcot_viz.training.config import method_config_type
 from rredcot_viz.ui import resources, widgets
+from rredcot_viz.ui.settings_form import settings_form
+from rredcot_viz.workflows.train import (
+    checkpoint_root,
+    new_run_id,
+    run_training,
+    stored_run,
+    training_runs,
+    value_shift,
+)
 
-RESET_METHODS = ("rrpo", "srpo")
 DEFAULT_METRICS = ["reward_mean", "held_out_accuracy", "advantage_abs_mean", "zero_variance_groups"]
 
 model_config = widgets.model_picker()
@@ -51,87 +56,22 @@ def start_run(config, run_id: str | None = None, resume: bool = False) -> None:
     st.session_state["train_job_run"] = run_id
 
 
-defaults = quick()  # every default below is the preset's (TrainConfig), never retyped here
-with st.expander("New run", expanded=True):
-    with st.form("train_form"):
-        top = st.columns(4)
-        method = top[0].selectbox("Method", methods.names(), index=methods.names().index("rredcot"), key="train_method")
-        steps = top[1].number_input("Steps", 1, 500, defaults.steps, key="train_steps")
-        seed = top[2].number_input("Seed", 0, 10_000, 0)
-        learning_rate = top[3].select_slider(
-            "Learning rate", [1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4], value=defaults.learning_rate
-        )
-        middle = st.columns(4)
-        group_size = middle[0].number_input(
-            "Group size (grpo, rredcot)", 2, 32, defaults.group_size, key="train_group_size"
-        )
-        layout = middle[1].selectbox("Reset layout (rrpo, srpo)", LAYOUTS, index=LAYOUTS.index(defaults.layout))
-        loss = middle[2].selectbox(
-            "Loss",
-            LOSSES,
-            index=LOSSES.index(defaults.loss),
-            help="ppo_clip: the PPO clipped surrogate, token mean (METHOD.md §5); reinforce: SRPO's sequence mean",
-        )
-        kl_beta = middle[3].number_input("KL to the start (beta)", 0.0, 1.0, 0.0, step=0.01)
-        bottom = st.columns(4)
-        coupling = bottom[0].selectbox(
-            "Coupling (rredcot)",
-            list(COUPLING_MODES),
-            help="METHOD.md §5: value_baseline (default: Q-hat as a critic; never pushes a correct rollout's "
-            "tokens down) or a / b / c (a and b can, with a weak estimator)",
-        )
-        coupling_lambda = bottom[1].slider("lambda (coupling a/b/c)", 0.0, 1.0, defaults.coupling_lambda)
-        segments = bottom[2].number_input("Segments per rollout (K)", 1, 12, defaults.segments)
-        lora_rank = bottom[3].select_slider("LoRA rank", [4, 8, 16, 32, 64], value=defaults.lora_rank)
-        extra = st.columns(4)
-        eval_every = extra[0].number_input(
-            "Evaluate every (steps)", 1, 100, defaults.eval_every, key="train_eval_every"
-        )
-        eval_problems = extra[1].number_input(
-            "Held-out problems", 1, 256, defaults.eval_problems, key="train_eval_problems"
-        )
-        max_new_tokens = extra[2].select_slider(
-            "Max new tokens", [24, 32, 48, 64, 96, 128], value=defaults.max_new_tokens, key="train_max_tokens"
-        )
-        temperature = extra[3].slider("Temperature", 0.1, 1.5, defaults.temperature)
-        gae_lambda = st.slider(
-            "GAE lambda over segments (value_baseline)",
-            0.0,
-            1.0,
-            defaults.gae_lambda,
-            help="1: every token of a correct rollout keeps a non-negative advantage; below 1 credit concentrates "
-            "on the segments where Q-hat moved",
-        )
-        submitted = st.form_submit_button("Start run", type="primary")
-    if submitted:
-        running = jobs.get(st.session_state.get("train_job", ""))
-        if running is not None and running.active:
-            st.warning("A run is in progress; stop it first (one model job at a time on this machine).")
-        else:
-            try:
-                config = quick(
-                    method=method,
-                    steps=int(steps),
-                    seed=int(seed),
-                    learning_rate=float(learning_rate),
-                    group_size=int(group_size),
-                    layout=layout,
-                    loss=loss,
-                    kl_beta=float(kl_beta),
-                    coupling=coupling,
-                    coupling_lambda=float(coupling_lambda),
-                    gae_lambda=float(gae_lambda),
-                    segments=int(segments),
-                    lora_rank=int(lora_rank),
-                    lora_alpha=int(lora_rank),
-                    eval_every=int(eval_every),
-                    eval_problems=int(eval_problems),
-                    max_new_tokens=int(max_new_tokens),
-                    temperature=float(temperature),
-                )
-                start_run(config)
-            except RredcotError as error:
-                st.error(str(error))
+method = st.selectbox(
+    "Method", methods.names(), index=methods.names().index("rredcot"), key="train_method",
+    help="each method adds its own settings below (generated from its config: nothing is retyped here)",
+)  # fmt: skip
+with st.expander("New run", expanded=True), st.form("train_form"):
+    values = settings_form(method_config_type(method), "train", initial=quick(method), exclude=("method",))
+    submitted = st.form_submit_button("Start run", type="primary")
+if submitted:
+    running = jobs.get(st.session_state.get("train_job", ""))
+    if running is not None and running.active:
+        st.warning("A run is in progress; stop it first (one model job at a time on this machine).")
+    else:
+        try:
+            start_run(quick(method, **values))
+        except RredcotError as error:
+            st.error(str(error))
 
 runs = training_runs(store)
 job = jobs.get(st.session_state.get("train_job", ""))

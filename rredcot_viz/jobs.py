@@ -9,7 +9,7 @@ same jobs, and a job that was running when the process died shows as ``interrupt
 Workers are daemon threads and the manager cancels its jobs at interpreter exit, so SIGTERM / Ctrl-C stop
 the app within a few seconds instead of waiting for a job to finish.
 
-Each job's cost is its own: model calls are credited to the thread that makes them (``cost_scope``), so
+Each job's cost is its own: model calls are credited to the thread that makes them (``model.meter.measure``), so
 two jobs, or a job and a page, sharing one model never see each other's tokens.
 """
 
@@ -22,16 +22,14 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.model.lm import CallCost, CostMeter
+from rredcot_viz.model.meter import CostScope, measure
 
 if TYPE_CHECKING:
-    from rredcot_viz.model.lm import LanguageModel
     from rredcot_viz.store import Store
 
 LOGGER = logging.getLogger(__name__)
@@ -44,54 +42,6 @@ class Cancelled(RredcotError):
 
 
 # ---------------------------------------------------------------------------------------------- cost
-@dataclass
-class CostScope:
-    """The cost of the model calls one thread made inside a ``cost_scope`` block."""
-
-    cost: CallCost = field(default_factory=CallCost)
-
-
-_open_scopes = threading.local()
-
-
-class _ThreadCreditingMeter(CostMeter):
-    """A model's running totals that also credit each call to the calling thread's open scopes."""
-
-    def record(self, operation: str, cost: CallCost) -> None:
-        super().record(operation, cost)
-        for scope in getattr(_open_scopes, "stack", ()):
-            scope.cost = scope.cost + cost
-
-
-def credit_calls_to_threads(lm: LanguageModel) -> None:
-    """Make ``lm`` credit every call to the calling thread's ``cost_scope`` (its totals are kept)."""
-    with lm.lock:  # model calls record under this lock: no record is lost while the meter is swapped
-        if not isinstance(lm.meter, _ThreadCreditingMeter):
-            old = lm.meter
-            lm.meter = _ThreadCreditingMeter(old.total, old.history, old.keep)
-
-
-@contextmanager
-def cost_scope(*models: LanguageModel) -> Iterator[CostScope]:
-    """Collect the cost of the model calls this thread makes inside the block: a per-computation cost, where
-    ``lm.meter.total`` differences would include other sessions' and jobs' calls made at the same time.
-
-    >>> with cost_scope() as spent:
-    ...     pass
-    >>> spent.cost.calls
-    0
-    """
-    for lm in models:
-        credit_calls_to_threads(lm)
-    scope = CostScope()
-    stack = getattr(_open_scopes, "stack", None)
-    if stack is None:
-        stack = _open_scopes.stack = []
-    stack.append(scope)
-    try:
-        yield scope
-    finally:
-        stack.remove(scope)
 
 
 # ---------------------------------------------------------------------------------------------- jobs
@@ -216,7 +166,7 @@ class JobManager:
         job.status, job.started = "running", time.time()
         self._persist(job, force=True)
         try:
-            with cost_scope() as job._scope:
+            with measure() as job._scope:
                 job.result = function(job)
             job.status = "done"
         except Cancelled:

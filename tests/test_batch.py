@@ -10,7 +10,6 @@ import sys
 import pandas as pd
 import pytest
 
-from rredcot_viz import batch
 from rredcot_viz.engine import Analyzer
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators import estimators
@@ -20,6 +19,7 @@ from rredcot_viz.paths import PROJECT_ROOT, SAMPLE_TRACES_DIR
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.store import Store
 from rredcot_viz.traces.io import sample_traces
+from rredcot_viz.workflows import batch
 
 COMPARED = ["trace_hash", "trace_id", "k", "tokens", "sigma", "values", "error"]
 
@@ -59,7 +59,7 @@ def test_merged_result_imports_as_a_dataset_run(tiny, tmp_path):
     store = Store(tmp_path / "s.duckdb")
     segmenter, estimator = segmenters.get("hybrid")(k=3), estimators.get("rredcot")()
     run_id = batch.import_merged(store, merged, tiny.info(), segmenter, estimator, "two samples")
-    from rredcot_viz.dataset import dataset_runs, load_run
+    from rredcot_viz.workflows.dataset import dataset_runs, load_run
 
     assert dataset_runs(store)["label"].tolist() == ["two samples"]
     assert [r.sigma for r in load_run(store, run_id)] == merged["sigma"].map(list).tolist()

@@ -5,11 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rredcot_viz.comparison import (
-    compare,
+from rredcot_viz.attribution.agreement import (
     control_agreement,
     control_scores,
-    method_kind,
     per_trace_agreement,
     per_trace_control,
     segment_agreement,
@@ -20,6 +18,7 @@ from rredcot_viz.errors import ConfigError, UnknownNameError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.workflows.compare import compare, method_kind
 
 TRACE = Trace(
     "Tom has 3 apples and buys 5 more?",

@@ -95,41 +95,6 @@ def test_progress_counts_real_units_from_the_start():
     jobs.wait(job)
 
 
-def test_each_thread_gets_its_own_cost():
-    from rredcot_viz.jobs import cost_scope, credit_calls_to_threads
-    from rredcot_viz.model.lm import CallCost, CostMeter
-
-    class FakeModel:  # what cost_scope needs of a LanguageModel: a lock and a meter
-        def __init__(self):
-            self.lock = threading.RLock()
-            self.meter = CostMeter()
-
-        def call(self, tokens):
-            with self.lock:
-                self.meter.record("score", CallCost(calls=1, tokens_processed=tokens))
-
-    lm = FakeModel()
-    lm.call(5)  # before crediting: kept in the running total
-    credit_calls_to_threads(lm)
-    other_done = threading.Event()
-
-    def other_thread():
-        with cost_scope() as theirs:
-            lm.call(1000)
-        assert theirs.cost.tokens_processed == 1000
-        other_done.set()
-
-    with cost_scope(lm) as mine:
-        lm.call(7)
-        thread = threading.Thread(target=other_thread)
-        thread.start()
-        thread.join()
-        lm.call(3)
-    assert other_done.is_set()
-    assert (mine.cost.calls, mine.cost.tokens_processed) == (2, 10)  # not the other thread's 1000
-    assert lm.meter.total.tokens_processed == 1015
-
-
 STOPPING_APP = """
 import signal, sys, threading, time
 from rredcot_viz.jobs import JobManager

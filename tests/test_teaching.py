@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.teaching import (
+from rredcot_viz.workflows.learn import (
     ChainMDP,
     Trajectory,
     grpo_credit,

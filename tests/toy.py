@@ -13,8 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rredcot_viz.model.lm import CallCost, ContinuationScores, CostMeter, Encoding, TokenStats
+from rredcot_viz.model.meter import CostMeter
 from rredcot_viz.model.packing import Continuation
+from rredcot_viz.types import CallCost, ContinuationScores, Encoding, TokenStats
 
 VOCAB = 128
 Rule = Callable[[str], dict[str, float]]
@@ -96,7 +97,7 @@ class ToySampler(ToyLanguageModel):
         self.success, self.truncation, self.answer = success, truncation, answer
 
     def sample_after_prefixes(self, ids, requests, config=None, *, progress=None):
-        from rredcot_viz.model.lm import Generation
+        from rredcot_viz.types import Generation
 
         cost = CallCost(calls=1)
         results = []

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rredcot_viz.errors import UnknownNameError
 from rredcot_viz.registry import Registry
 from rredcot_viz.stats import bootstrap_mean
 
@@ -125,3 +126,85 @@ def summarize(
     mean = float(defined.mean()) if len(defined) else math.nan
     median = float(np.median(defined)) if len(defined) else math.nan
     return AgreementSummary(pair, metric, mean, median, low, high, len(defined), len(values) - len(defined))
+
+
+CONTROLS = ("last_segment", "position", "random")
+
+
+def control_scores(control: str, k: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """A control's per-segment scores: all credit on the last segment (the one that writes the answer),
+    credit rising linearly with the segment index, or random normal draws (needs ``rng``)."""
+    if control == "last_segment":
+        return np.eye(k)[-1]
+    if control == "position":
+        return np.arange(1.0, k + 1)
+    if control == "random":
+        if rng is None:
+            raise ValueError("the random control needs a seeded generator")
+        return rng.standard_normal(k)
+    raise UnknownNameError("control", control, list(CONTROLS))
+
+
+def segment_agreement(a: np.ndarray, b: np.ndarray, metric: str = "spearman", *, final: bool = True) -> float:
+    """``metric`` between two per-segment vectors over all segments, or without the final one
+    (``final=False``: the segment that writes the answer, where every estimator jumps)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not final:
+        a, b = a[:-1], b[:-1]
+    return metrics.get(metric)(a, b)
+
+
+def control_agreement(
+    control: str,
+    reference: np.ndarray,
+    metric: str = "spearman",
+    *,
+    final: bool = True,
+    draws: int = 100,
+    seed: int = 0,
+) -> float:
+    """A control's agreement with ``reference``; the random control averages ``draws`` seeded draws."""
+    k = len(reference)
+    if control != "random":
+        return segment_agreement(control_scores(control, k), reference, metric, final=final)
+    rng = np.random.default_rng(seed)
+    values = np.array(
+        [segment_agreement(control_scores("random", k, rng), reference, metric, final=final) for _ in range(draws)]
+    )
+    defined = values[~np.isnan(values)]
+    return float(defined.mean()) if len(defined) else float("nan")
+
+
+def per_trace_agreement(
+    scores: list[np.ndarray], references: list[np.ndarray], metric: str = "spearman", *, final: bool = True
+) -> np.ndarray:
+    """One method's agreement with the reference on every trace (NaN where either vector is constant)."""
+    return np.array([segment_agreement(s, r, metric, final=final) for s, r in zip(scores, references, strict=True)])
+
+
+def per_trace_control(
+    control: str, references: list[np.ndarray], metric: str = "spearman", *, final: bool = True, draws: int = 100
+) -> np.ndarray:
+    """A control's agreement on every trace; the random control is seeded by the trace's position."""
+    return np.array(
+        [
+            control_agreement(control, r, metric, final=final, draws=draws, seed=index)
+            for index, r in enumerate(references)
+        ]
+    )
+
+
+def value_at_budget(budgets: list[float], values: list[float], budget: float) -> tuple[float, str]:
+    """A cost-quality curve read at ``budget`` (linear in log cost between measured points), with how it was
+    read: ``interpolated``, or ``clamped`` to the cheapest / dearest point when the budget lies outside.
+    Points with an undefined value (NaN) are skipped; with none left the answer is NaN, ``undefined``."""
+    x, y = np.asarray(budgets, dtype=float), np.asarray(values, dtype=float)
+    defined = ~np.isnan(y)
+    if not defined.any():
+        return math.nan, "undefined"
+    order = np.argsort(x[defined])
+    x, y = np.log(x[defined][order]), y[defined][order]
+    at = math.log(budget)
+    if at < x[0] or at > x[-1]:
+        return float(y[0] if at < x[0] else y[-1]), "clamped"
+    return float(np.interp(at, x, y)), "interpolated"

@@ -9,8 +9,8 @@ from rredcot_viz.attribution.base import Attribution, SegmentScores, attribution
 from rredcot_viz.attribution.gradient import _per_segment, _sequence
 
 if TYPE_CHECKING:
-    from rredcot_viz.engine.context import TraceContext
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
 
@@ -19,13 +19,12 @@ class AttentionMass(Attribution):
     name = "attention"
     provenance = "design choice; Thought Anchors receiver heads are the documented alternative"
 
-    def attribute(
+    def segment_scores(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> SegmentScores:
-        before = context.lm.meter.total
         ids, variable, target = _sequence(self, context, segmentation)
         trigger = context.lm.encode(self.trigger(context))
         queries = list(range(len(ids) - len(target) - len(trigger), len(ids)))
         received = context.lm.attention_to_keys(ids, queries)
         values = _per_segment(received[variable], segmentation)
-        return SegmentScores(self.name, values, cost=context.lm.meter.total - before)
+        return SegmentScores(self.name, values)

@@ -14,18 +14,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from rredcot_viz.engine.cache import content_key
-from rredcot_viz.engine.context import ScoreItem
 from rredcot_viz.errors import ConfigError, MissingReferenceError
-from rredcot_viz.estimators.base import ScoreSeries
 from rredcot_viz.estimators.rredcot import PLAIN_TRIGGER, THINKING_TRIGGER, scoring_form
-from rredcot_viz.model.lm import CallCost
+from rredcot_viz.model.meter import measure
 from rredcot_viz.registry import Registry
 from rredcot_viz.settings import with_overrides
+from rredcot_viz.types import CallCost, ScoreItem, ScoreSeries, content_key
 
 if TYPE_CHECKING:
-    from rredcot_viz.engine.context import TraceContext
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
 
@@ -62,11 +60,20 @@ class Attribution(ABC):
             raise ConfigError(f"{self.name} needs a {self.Config.__name__}, got {type(base).__name__}")
         self.config = with_overrides(base, f"attribution {self.name!r}", overrides)
 
-    @abstractmethod
     def attribute(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> SegmentScores:
-        """One score per segment of ``segmentation``."""
+        """One score per segment of ``segmentation``, with the cost of the model calls made for them."""
+        with measure() as spent:
+            scores = self.segment_scores(context, segmentation, progress)
+        scores.cost = spent.cost
+        return scores
+
+    @abstractmethod
+    def segment_scores(
+        self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
+    ) -> SegmentScores:
+        """What ``attribute`` returns; implemented by each attribution method."""
 
     # ------------------------------------------------------------------ the target and the set function
     def trigger(self, context: TraceContext) -> str:

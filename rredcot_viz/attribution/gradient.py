@@ -18,8 +18,8 @@ from rredcot_viz.attribution.base import Attribution, AttributionConfig, Segment
 from rredcot_viz.errors import ConfigError
 
 if TYPE_CHECKING:
-    from rredcot_viz.engine.context import TraceContext
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
 
@@ -70,10 +70,9 @@ class GradientTimesInput(Attribution):
     Config = GradientConfig
     provenance = "paper (arXiv 2606.06475, gradient baseline; variant not named); Inseq input_x_gradient"
 
-    def attribute(
+    def segment_scores(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> SegmentScores:
-        before = context.lm.meter.total
         ids, variable, target = _sequence(self, context, segmentation)
         embeddings = context.lm.input_embeddings(ids).requires_grad_(True)
         value = context.lm.target_logprob_from_embeddings(embeddings[None], target)[0]
@@ -85,7 +84,7 @@ class GradientTimesInput(Attribution):
             tokens = (grad * embeddings[variable].detach()).sum(-1)
         values = _per_segment(tokens.double().cpu().numpy(), segmentation)
         checks = {"F": float(value.detach())}
-        return SegmentScores(self.name, values, checks=checks, cost=context.lm.meter.total - before)
+        return SegmentScores(self.name, values, checks=checks)
 
 
 @attributions.register("integrated_gradients")
@@ -94,10 +93,9 @@ class IntegratedGradients(Attribution):
     Config = IntegratedGradientsConfig
     provenance = "Sundararajan et al. 2017; Captum LayerIntegratedGradients on the embedding layer"
 
-    def attribute(
+    def segment_scores(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> SegmentScores:
-        before = context.lm.meter.total
         ids, variable, target = _sequence(self, context, segmentation)
         embeddings = context.lm.input_embeddings(ids)
         baseline = embeddings.clone()
@@ -142,4 +140,4 @@ class IntegratedGradients(Attribution):
             "F": float(ends[0]),
             "F_baseline": float(ends[1]),
         }
-        return SegmentScores(self.name, values, checks=checks, notes=notes, cost=context.lm.meter.total - before)
+        return SegmentScores(self.name, values, checks=checks, notes=notes)

@@ -15,8 +15,8 @@ from rredcot_viz.attribution.base import Attribution, AttributionConfig, Segment
 from rredcot_viz.errors import ConfigError
 
 if TYPE_CHECKING:
-    from rredcot_viz.engine.context import TraceContext
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
 
@@ -39,10 +39,9 @@ class Shapley(Attribution):
     Config = ShapleyConfig
     provenance = "paper (arXiv 2606.06475, Shapley baseline); Captum ShapleyValues / ShapleyValueSampling"
 
-    def attribute(
+    def segment_scores(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> SegmentScores:
-        before = context.lm.meter.total
         k = segmentation.k
         if k <= self.config.exact_max_k:
             subsets = [tuple(s) for r in range(k + 1) for s in itertools.combinations(range(k), r)]
@@ -55,9 +54,7 @@ class Shapley(Attribution):
             values, stderr = sampled_shapley(f, orders, k)
             note = f"{len(orders)} sampled permutations (seed {self.config.seed}), {len(subsets)} subsets"
         gap = float(values.sum() - (f[tuple(range(k))] - f[()]))
-        return SegmentScores(
-            self.name, values, stderr, {"efficiency_gap": gap}, [note], context.lm.meter.total - before
-        )
+        return SegmentScores(self.name, values, stderr, {"efficiency_gap": gap}, [note])
 
 
 def exact_shapley(f: dict[tuple[int, ...], float], k: int) -> np.ndarray:

@@ -89,7 +89,8 @@ def build_methods(args: argparse.Namespace):
 
 
 def analysis_config(args: argparse.Namespace):
-    from rredcot_viz.engine import AnalysisConfig, PromptConfig
+    from rredcot_viz.engine import AnalysisConfig
+    from rredcot_viz.scoring import PromptConfig
 
     prompt = PromptConfig(chat_template=not args.no_chat_template)
     return AnalysisConfig(prompt=prompt, scope=args.scope, boundaries=args.boundaries, variant=args.variant)
@@ -265,7 +266,7 @@ def method_options(args: argparse.Namespace, methods: list[str]) -> dict[str, di
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from rredcot_viz.comparison import compare, method_kind
+    from rredcot_viz.workflows.compare import compare, method_kind
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for name in methods:

@@ -36,8 +36,8 @@ def _run(args: argparse.Namespace) -> int:
     import torch
     from accelerate import PartialState
 
-    from rredcot_viz import batch
     from rredcot_viz.engine import Analyzer
+    from rredcot_viz.workflows import batch
 
     state = PartialState(cpu=not torch.cuda.is_available())
     if state.num_processes > 1 and str(state.device).startswith("cuda"):

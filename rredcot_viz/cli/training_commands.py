@@ -30,7 +30,7 @@ def _run_train(args: argparse.Namespace) -> int:
     from rredcot_viz.traces.importers import import_file
     from rredcot_viz.training import PRESETS, problems_from_traces
     from rredcot_viz.training.config import method_config_type
-    from rredcot_viz.training.runs import resumed_config, run_training
+    from rredcot_viz.workflows.train import resumed_config, run_training
 
     if args.resume:  # the stored config wins; only what was asked explicitly is checked against it
         if args.preset:

@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from rredcot_viz.errors import ConfigError, MissingReferenceError, RredcotError
-from rredcot_viz.model.lm import CallCost
+from rredcot_viz.model.meter import measure
 from rredcot_viz.registry import Registry
 from rredcot_viz.settings import with_overrides
 from rredcot_viz.traces.needs import describe, missing
+from rredcot_viz.types import CallCost
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
     from rredcot_viz.segmenters.base import Segmentation, Segmenter
     from rredcot_viz.traces.trace import Trace
 
@@ -80,11 +81,21 @@ class Detector(ABC):
                 f"detector {self.name!r} needs {describe(lacking)}, which this trace does not have"
             )
 
-    @abstractmethod
     def detect(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
-        """The first erroneous segment of ``trace`` under ``segmenter``'s segmentation."""
+        """The first erroneous segment of ``trace`` under ``segmenter``'s segmentation, with the cost of the
+        model calls made for it."""
+        with measure() as spent:
+            verdict = self.locate(analyzer, trace, segmenter, progress)
+        verdict.cost = spent.cost
+        return verdict
+
+    @abstractmethod
+    def locate(
+        self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
+    ) -> FirstError:
+        """What ``detect`` returns; implemented by each detector."""
 
     def detect_many(
         self, analyzer: Analyzer, traces: list[Trace], segmenter: Segmenter, progress: ProgressFn | None = None

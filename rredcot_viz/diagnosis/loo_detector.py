@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rredcot_viz.attribution import attributions
-from rredcot_viz.comparison import attribute_cached
+from rredcot_viz.attribution.cached import attribute_cached
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.traces.needs import missing
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
     from rredcot_viz.segmenters.base import Segmenter
     from rredcot_viz.traces.trace import Trace
 
@@ -55,7 +55,7 @@ class LooDetector(Detector):
     def missing(self, trace: Trace) -> list[str]:
         return missing(trace, TARGET_NEEDS[self.mode(trace)])
 
-    def detect(
+    def locate(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
         self.check(trace)
@@ -68,7 +68,7 @@ class LooDetector(Detector):
             attributions.get("loo")(target=target, trigger=self.config.trigger),
             progress,
         )
-        phi = loo.scores  # phi_t > 0: segment t raises the target answer's log-prob
+        phi = loo.values  # phi_t > 0: segment t raises the target answer's log-prob
         supports_wrong = target == "own" and trace.outcome is not None and trace.outcome < 0.5
         hurt = phi if supports_wrong else -phi
         hurts = np.flatnonzero(hurt > self.config.threshold)
@@ -79,4 +79,4 @@ class LooDetector(Detector):
         else:
             prediction = NO_ERROR
         evidence = {"loo": phi.tolist(), "target": target}
-        return FirstError(self.name, prediction, hurt, evidence=evidence, cost=loo.cost)
+        return FirstError(self.name, prediction, hurt, evidence=evidence)

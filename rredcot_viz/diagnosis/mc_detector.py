@@ -24,7 +24,7 @@ from rredcot_viz.traces.needs import missing
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
     from rredcot_viz.segmenters.base import Segmenter
     from rredcot_viz.traces.trace import Trace
 
@@ -107,7 +107,7 @@ class MonteCarloDetector(Detector):
         target.cache.put_rollouts(target.key, estimator.sampling_key(target), regraded)
         return pseudo
 
-    def detect(
+    def locate(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
         self.check(trace)
@@ -126,7 +126,6 @@ class MonteCarloDetector(Detector):
         estimator.check(trace)
         prefixes = segmentation.state_prefixes
         k = segmentation.k
-        before = analyzer.lm.meter.total
         probed: dict[int, float] = {k: float(trace.outcome)}  # state index (0-based) -> success rate
 
         def value(state: int) -> float:
@@ -141,7 +140,7 @@ class MonteCarloDetector(Detector):
         fails = lambda state: value(state) <= config.threshold  # noqa: E731
         extra = {"reward": mode, "consensus": trace.reference_answer if mode == "self_consistency" else None}
         if fails(0):
-            return self._result(NO_ERROR, probed, k, True, before, analyzer, extra)
+            return self._result(NO_ERROR, probed, k, True, extra)
         if config.binary_search:
             low, high = 1, k  # 1-based segments: find the first t with MC(s_{t+1}) failing
             while low < high:
@@ -154,17 +153,15 @@ class MonteCarloDetector(Detector):
         else:
             failing = [t for t in range(1, k + 1) if fails(t)]
             prediction = failing[0] - 1 if failing else NO_ERROR
-        return self._result(prediction, probed, k, False, before, analyzer, extra)
+        return self._result(prediction, probed, k, False, extra)
 
-    def _result(
-        self, prediction: int, probed: dict[int, float], k: int, abstained: bool, before, analyzer, extra: dict
-    ) -> FirstError:
+    def _result(self, prediction: int, probed: dict[int, float], k: int, abstained: bool, extra: dict) -> FirstError:
         values = np.full(k + 1, np.nan)
         for state, rate in probed.items():
             values[state] = rate
         drops = np.nan_to_num(values[:-1] - values[1:], nan=0.0)
         evidence = {"probed_states": sorted(probed), "values": [None if np.isnan(v) else v for v in values], **extra}
-        return FirstError(self.name, prediction, drops, abstained, evidence, analyzer.lm.meter.total - before)
+        return FirstError(self.name, prediction, drops, abstained, evidence)
 
 
 def majority_answer(answers: list[str | None]) -> str | None:

@@ -17,15 +17,15 @@ import numpy as np
 
 from rredcot_viz.diagnosis.base import Detector
 from rredcot_viz.engine.analyzer import AnalysisResult, Analyzer
-from rredcot_viz.engine.cache import Rollout
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.estimators.montecarlo import MonteCarloEstimator
-from rredcot_viz.model.lm import CallCost
+from rredcot_viz.model.meter import measure
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.stats import bootstrap_mean, wilson_interval
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import CallCost, Rollout
 
 
 @dataclass(frozen=True)
@@ -96,11 +96,11 @@ def reset_resample(
     sampler = config.sampler()
     sampler.check(trace)
     prefix = segmentation.state_prefixes[segment - 1]
-    before = analyzer.lm.meter.total
-    sampler.draw(context, {prefix: config.suffixes}, progress)
+    with measure() as spent:
+        sampler.draw(context, {prefix: config.suffixes}, progress)
     suffixes = sampler.rollouts(context, prefix)[: config.suffixes]
     prefix_text = "".join(s.text for s in segmentation.segments[: segment - 1])
-    return ResetResult(segment, segmentation.k, source, prefix_text, suffixes, analyzer.lm.meter.total - before)
+    return ResetResult(segment, segmentation.k, source, prefix_text, suffixes, spent.cost)
 
 
 def random_reset_step(k: int, rng: np.random.Generator) -> int:

@@ -18,14 +18,15 @@ import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
 from rredcot_viz.errors import ConfigError, RredcotError
-from rredcot_viz.model.lm import CallCost
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.traces.answers import find_boxed
 from rredcot_viz.traces.needs import missing
+from rredcot_viz.types import CallCost
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
-    from rredcot_viz.model.lm import LanguageModel, ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.model.lm import LanguageModel
     from rredcot_viz.segmenters.base import Segmenter
     from rredcot_viz.traces.trace import Trace
 
@@ -108,7 +109,7 @@ class SelfLocalize(Detector):
     def mode(self, trace: Trace) -> str:
         return self.config.variant
 
-    def detect(
+    def locate(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
         verdict = self.detect_many(analyzer, [trace], segmenter, progress)[0]

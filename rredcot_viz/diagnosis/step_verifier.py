@@ -22,7 +22,8 @@ from rredcot_viz.model.packing import Continuation
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
-    from rredcot_viz.model.lm import LanguageModel, ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.model.lm import LanguageModel
     from rredcot_viz.segmenters.base import Segmenter
     from rredcot_viz.traces.trace import Trace
 
@@ -92,7 +93,7 @@ class StepVerifier(Detector):
         default = StepVerifierConfig.threshold
         return None if self.config.threshold == default else f"threshold {self.config.threshold:.3f}"
 
-    def detect(
+    def locate(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
         steps = [s.text for s in self.segmentation(analyzer, trace, segmenter).segments]

@@ -20,7 +20,7 @@ from rredcot_viz.estimators import estimators
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
     from rredcot_viz.segmenters.base import Segmenter
     from rredcot_viz.traces.trace import Trace
 
@@ -87,7 +87,7 @@ class MinSigma(ValueCurveDetector):
     name = "min_sigma"
     Config = MinSigmaConfig
 
-    def detect(
+    def locate(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
         result = self.analysis(analyzer, trace, segmenter, progress)
@@ -124,7 +124,7 @@ class ValueDrop(ValueCurveDetector):
     name = "value_drop"
     Config = ValueDropConfig
 
-    def detect(
+    def locate(
         self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter, progress: ProgressFn | None = None
     ) -> FirstError:
         result = self.analysis(analyzer, trace, segmenter, progress)

@@ -11,11 +11,10 @@ import pandas as pd
 
 from rredcot_viz.diagnosis.base import Detector, FirstError
 from rredcot_viz.engine.analyzer import Analyzer
-from rredcot_viz.engine.cache import content_key
-from rredcot_viz.model.lm import CallCost
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.settings import config_json
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import CallCost, content_key
 
 
 def cached_verdict(

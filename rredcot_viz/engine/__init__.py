@@ -1,7 +1,6 @@
-"""The RREDCoT engine: trace contexts, the all-boundary cache and the analyzer."""
+"""The RREDCoT engine: the analyzer (segment a trace, estimate its state values, redistribute the outcome)
+and the recorded analyses of the sample traces."""
 
 from rredcot_viz.engine.analyzer import AnalysisConfig, AnalysisResult, Analyzer
-from rredcot_viz.engine.cache import BoundaryCache
-from rredcot_viz.engine.context import PromptConfig, TraceContext
 
-__all__ = ["AnalysisConfig", "AnalysisResult", "Analyzer", "BoundaryCache", "PromptConfig", "TraceContext"]
+__all__ = ["AnalysisConfig", "AnalysisResult", "Analyzer"]

@@ -14,15 +14,18 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rredcot_viz.engine.cache import BoundaryCache
-from rredcot_viz.engine.context import PromptConfig, TraceContext
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.estimators.base import StateValues, ValueEstimator
+from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.estimators.redistribution import VARIANTS, Variant, redistribute
-from rredcot_viz.model.lm import CallCost, LanguageModel, ProgressFn
+from rredcot_viz.model.core import ProgressFn
+from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.meter import measure
+from rredcot_viz.scoring.cache import BoundaryCache
+from rredcot_viz.scoring.context import PromptConfig, TraceContext
 from rredcot_viz.segmenters.base import Segmentation, Segmenter, segmenters
 from rredcot_viz.segmenters.scope import Scope
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import CallCost, StateValues
 
 Boundaries = Literal["all", "segmenter", "states"]
 ALL_BOUNDARY_SEGMENTERS = ("keyword", "line", "paragraph", "sentence")
@@ -149,13 +152,12 @@ class Analyzer:
     ) -> AnalysisResult:
         """Segment ``trace``, estimate its state values and redistribute; ``progress(done, total)`` is called
         per model pass of the first (expensive) call."""
-        before = self.lm.meter.total
-        self.precompute(trace, segmenter, estimator, progress)
-        segmentation = self.segment(trace, segmenter)
-        values = estimator.estimate(self.context(trace), segmentation, progress)
+        with measure() as spent:
+            self.precompute(trace, segmenter, estimator, progress)
+            segmentation = self.segment(trace, segmenter)
+            values = estimator.estimate(self.context(trace), segmentation, progress)
         sigma = redistribute(values.values, self.config.variant)
-        cost = self.lm.meter.total - before
-        values.cost = cost
+        cost = values.cost = spent.cost
         return AnalysisResult(
             trace, segmentation, values, sigma, self.config.variant, cost, list(segmentation.warnings)
         )

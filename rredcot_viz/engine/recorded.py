@@ -18,11 +18,10 @@ from typing import Any
 import numpy as np
 
 from rredcot_viz.engine.analyzer import AnalysisResult
-from rredcot_viz.estimators.base import StateValues
-from rredcot_viz.model.lm import CallCost
 from rredcot_viz.paths import SAMPLE_TRACES_DIR
 from rredcot_viz.segmenters.base import Segment, Segmentation
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import CallCost, StateValues
 
 RECORDED_FILE = SAMPLE_TRACES_DIR / "recorded_scores.json"
 COMPONENTS = ("R_hat", "v_hat", "Q_model")

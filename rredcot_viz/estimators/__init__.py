@@ -2,8 +2,9 @@
 
 from rredcot_viz.estimators import montecarlo, published, rredcot, uniform  # noqa: F401  (registers them)
 from rredcot_viz.estimators.aggregation import aggregations
-from rredcot_viz.estimators.base import EstimatorConfig, ScoreSeries, StateValues, ValueEstimator, estimators
+from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
 from rredcot_viz.estimators.redistribution import redistribute
+from rredcot_viz.types import ScoreSeries, StateValues
 
 __all__ = [
     "EstimatorConfig",

@@ -9,45 +9,21 @@ the trace's KV cache, and caches them, so estimators never call the model themse
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
 from rredcot_viz.errors import ConfigError, MissingReferenceError
-from rredcot_viz.model.lm import CallCost
+from rredcot_viz.model.meter import measure
 from rredcot_viz.registry import Registry
 from rredcot_viz.settings import with_overrides
 from rredcot_viz.traces.needs import describe, missing
+from rredcot_viz.types import ScoreSeries, StateValues
 
 if TYPE_CHECKING:
-    from rredcot_viz.engine.context import TraceContext
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
     from rredcot_viz.traces.trace import Trace
-
-
-@dataclass(frozen=True)
-class ScoreSeries:
-    """Score ``target`` after ``state prefix + context`` at every state (both texts tokenized separately,
-    so the prefix's ids stay those of the trace and nothing merges across the seam)."""
-
-    name: str
-    context: str
-    target: str
-    per_state: bool = False  # the target depends on the state: ask ``ValueEstimator.state_target``
-
-
-@dataclass
-class StateValues:
-    """Per-state values: ``values`` is the curve that is redistributed (V_{K+1} = the terminal value)."""
-
-    estimator: str
-    values: np.ndarray  # (K+1,)
-    components: dict[str, np.ndarray] = field(default_factory=dict)  # each (K+1,)
-    intervals: dict[str, np.ndarray] = field(default_factory=dict)  # each (K+1, 2)
-    notes: list[str] = field(default_factory=list)
-    cost: CallCost = field(default_factory=CallCost)
 
 
 @dataclass(frozen=True)
@@ -94,11 +70,21 @@ class ValueEstimator(ABC):
         (a ``ScoringSubject``: ``trace`` and ``response``); fixed series keep their one target."""
         return series.target
 
-    @abstractmethod
     def estimate(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> StateValues:
-        """Values for the states s_1..s_{K+1} of ``segmentation`` (``progress(done, total)`` for slow ones)."""
+        """Values for the states s_1..s_{K+1} of ``segmentation``, with the cost of the model calls made for
+        them (``progress(done, total)`` for slow ones)."""
+        with measure() as spent:
+            values = self.state_values(context, segmentation, progress)
+        values.cost = spent.cost
+        return values
+
+    @abstractmethod
+    def state_values(
+        self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
+    ) -> StateValues:
+        """What ``estimate`` returns; implemented by each estimator."""
 
 
 estimators: Registry[type[ValueEstimator]] = Registry("estimator")

@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rredcot_viz.engine.cache import Rollout, content_key
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.estimators.base import EstimatorConfig, StateValues, ValueEstimator, estimators
+from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
 from rredcot_viz.estimators.rredcot import PLAIN_TRIGGER, THINKING_TRIGGER
-from rredcot_viz.model.lm import Generation, PrefixSampling, ProgressFn
+from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.stats import newcombe_difference, wilson_interval
 from rredcot_viz.traces.answers import answers_equivalent, extract_answer_detailed
+from rredcot_viz.types import Generation, PrefixSampling, Rollout, StateValues, content_key
 
 if TYPE_CHECKING:
-    from rredcot_viz.engine.context import TraceContext
+    from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
 
@@ -140,11 +140,10 @@ class MonteCarloEstimator(ValueEstimator):
             len(generation.token_ids),
         )
 
-    def estimate(
+    def state_values(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> StateValues:
         self.check(context.trace)
-        before = context.lm.meter.total
         prefixes = list(segmentation.state_prefixes[:-1])  # s_{K+1} needs no sampling: V_{K+1} := R
         config = self.config
         if config.progressive:
@@ -163,14 +162,14 @@ class MonteCarloEstimator(ValueEstimator):
             drawn = self.rollouts(context, prefix)
             n = config.rollouts if not config.progressive else _progressive_count(drawn, config)
             counts.append(drawn[:n])
-        return self._values(context, counts, before)
+        return self._values(context, counts)
 
     def _half_width(self, context: TraceContext, prefix: int, n: int) -> float:
         drawn = self.rollouts(context, prefix)[:n]
         low, high = wilson_interval(sum(r.correct for r in drawn), len(drawn))
         return (high - low) / 2
 
-    def _values(self, context: TraceContext, per_state: list[list[Rollout]], before) -> StateValues:
+    def _values(self, context: TraceContext, per_state: list[list[Rollout]]) -> StateValues:
         outcome = context.trace.outcome
         k = np.array([sum(r.correct for r in rs) for rs in per_state])
         n = np.array([len(rs) for rs in per_state])
@@ -200,8 +199,7 @@ class MonteCarloEstimator(ValueEstimator):
                 f"{int(truncated.sum())} of {int(n.sum())} rollouts hit the {self.config.max_new_tokens}-token cap "
                 f"without an answer and count as failures (p_low); p_high counts them as successes"
             )
-        cost = context.lm.meter.total - before
-        return StateValues(self.name, values, components, intervals, notes, cost)
+        return StateValues(self.name, values, components, intervals, notes)
 
 
 def _progressive_count(drawn: list[Rollout], config: MonteCarloConfig) -> int:

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rredcot_viz.errors import ConfigError, MissingReferenceError
-from rredcot_viz.estimators.base import EstimatorConfig, StateValues, ValueEstimator, estimators
+from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
+from rredcot_viz.types import StateValues
 
 if TYPE_CHECKING:
-    from rredcot_viz.engine.context import TraceContext
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
 
@@ -31,7 +32,7 @@ class PublishedValues(ValueEstimator):
     uses_model = False
     needs = ("outcome", "step_values")
 
-    def estimate(
+    def state_values(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> StateValues:
         self.check(context.trace)

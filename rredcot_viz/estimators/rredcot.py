@@ -24,12 +24,13 @@ import numpy as np
 
 from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.estimators.aggregation import CANDIDATE_NORMALIZED, aggregations, candidate_normalized
-from rredcot_viz.estimators.base import EstimatorConfig, ScoreSeries, StateValues, ValueEstimator, estimators
+from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
 from rredcot_viz.traces.answers import answers_equivalent, numbers_in
+from rredcot_viz.types import ScoreSeries, StateValues
 
 if TYPE_CHECKING:
-    from rredcot_viz.engine.context import TraceContext
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
 PATH_PROPOSALS = ("remaining", "whole")
@@ -134,7 +135,7 @@ class RREDCoTEstimator(ValueEstimator):
         return remaining_path(series.target, subject.trace.question, subject.response.prefix_text(prefix))
 
     # ------------------------------------------------------------------ combine
-    def estimate(
+    def state_values(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> StateValues:
         self.check(context.trace)

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rredcot_viz.estimators.base import StateValues, ValueEstimator, estimators
+from rredcot_viz.estimators.base import ValueEstimator, estimators
+from rredcot_viz.types import StateValues
 
 if TYPE_CHECKING:
-    from rredcot_viz.engine.context import TraceContext
-    from rredcot_viz.model.lm import ProgressFn
+    from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
 
@@ -21,7 +22,7 @@ class UniformEstimator(ValueEstimator):
     provenance = "GRPO outcome advantage broadcast to every token"
     uses_model = False
 
-    def estimate(
+    def state_values(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> StateValues:
         self.check(context.trace)

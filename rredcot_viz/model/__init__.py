@@ -2,18 +2,11 @@
 ``LanguageModel`` scoring/sampling wrapper."""
 
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL, CatalogueModel
-from rredcot_viz.model.lm import (
-    CallCost,
-    ContinuationScores,
-    Encoding,
-    Generation,
-    LanguageModel,
-    SampleResult,
-    TokenStats,
-)
+from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.model.sampling import SamplingConfig
+from rredcot_viz.types import CallCost, ContinuationScores, Encoding, Generation, SampleResult, TokenStats
 
 __all__ = [
     "CATALOGUE",

@@ -20,11 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from rredcot_viz.engine.cache import Rollout
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.model.lm import TokenStats
 from rredcot_viz.paths import data_dir
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import Rollout, TokenStats
 
 SCHEMA_VERSION = 3
 
@@ -201,7 +200,7 @@ class Store:
                 [context_key, trace_hash, model_name, fingerprint, prompt, time.time()],
             )
 
-    # ------------------------------------------------------------------ cache backend (engine.cache.CacheBackend)
+    # ------------------------------------------------------------------ cache backend (scoring.cache.CacheBackend)
     def load_stats(self, context_key: str) -> TokenStats | None:
         with self.cursor() as cur:
             row = cur.execute(

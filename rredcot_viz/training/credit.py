@@ -1,6 +1,6 @@
 """RREDCoT credit for a group of rollouts of one prompt, shared by the built-in trainer and the TRL trainer.
 
-It runs the analyzer's scoring plan (``engine.scoring``) on sampled ids: the same ``ResponseTokens`` /
+It runs the analyzer's scoring plan (``scoring.plan``) on sampled ids: the same ``ResponseTokens`` /
 ``SegmenterInput`` (with the entropies recorded while sampling), the same segmenter objects, the same
 ``plan_items`` and the estimator's own ``combine``, so a rollout credited here and the same text analysed
 in the app get the same sigma (tests/training/test_credit.py). Only the packing differs: every state of
@@ -13,13 +13,13 @@ from itertools import pairwise
 
 import numpy as np
 
-from rredcot_viz.engine.scoring import ResponseTokens, ScoringSubject, plan_items
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.estimators.coupling import grpo_advantages, segment_advantages, token_advantages
 from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.packing import Continuation
+from rredcot_viz.scoring.plan import ResponseTokens, ScoringSubject, plan_items
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace

@@ -13,13 +13,14 @@ import hashlib
 
 import numpy as np
 
-from rredcot_viz.model.lm import Generation, LanguageModel
+from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.training.config import TrainConfig
 from rredcot_viz.training.credit import segment_rollout
 from rredcot_viz.training.methods.base import SampleRequest
 from rredcot_viz.training.rollouts import TrainRollout
 from rredcot_viz.training.task import Problem, reward
+from rredcot_viz.types import Generation
 
 SYSTEM = "Solve the problem step by step, then state the answer as 'The answer is N.'"
 

@@ -20,6 +20,7 @@ import torch
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.meter import measure
 from rredcot_viz.training.config import TrainConfig
 from rredcot_viz.training.credit import GroupCredit
 from rredcot_viz.training.methods import methods
@@ -70,7 +71,6 @@ class Trainer:
     def train_step(self) -> tuple[dict[str, Any], list[Group]]:
         config = self.config
         started = time.perf_counter()
-        meter_before = self.policy.meter.total
         self.policy.fingerprint = f"{self.base.fingerprint}:{self.run_id}:{self.step}"  # the weights changed
         self.sampler.step = self.step
         chosen = self.sampler.rng("problems").choice(
@@ -79,17 +79,17 @@ class Trainer:
             replace=len(self.train_problems) < config.prompts_per_step,
         )
         problems = [(int(index), self.train_problems[int(index)]) for index in chosen]
-        groups = self.method.collect(self.sampler, problems)
-        collected = time.perf_counter()
-        self.method.advantages(groups, self.credit)
-        credited = time.perf_counter()
-        rollouts = [r for g in groups for r in g.rollouts]
-        update = self.learner.update(rollouts, self.method.loss)
-        finished = time.perf_counter()
+        with measure() as spent:
+            groups = self.method.collect(self.sampler, problems)
+            collected = time.perf_counter()
+            self.method.advantages(groups, self.credit)
+            credited = time.perf_counter()
+            rollouts = [r for g in groups for r in g.rollouts]
+            update = self.learner.update(rollouts, self.method.loss)
+            finished = time.perf_counter()
         rewards = np.array([r.reward for r in rollouts])
         advantages = np.concatenate([r.token_advantages[r.suffix_start :] for r in rollouts if len(r.completion_ids)])
         zero_groups = [np.std([r.reward for r in g.rollouts]) < 1e-8 for g in groups]
-        cost = self.policy.meter.total - meter_before
         metrics = {
             "step": self.step + 1,
             "reward_mean": float(rewards.mean()),
@@ -99,7 +99,7 @@ class Trainer:
             "advantage_abs_mean": float(np.abs(advantages).mean()) if len(advantages) else 0.0,
             "zero_variance_groups": float(np.mean(zero_groups)),
             "rollouts": len(rollouts),
-            "tokens_generated": cost.tokens_generated,
+            "tokens_generated": spent.cost.tokens_generated,
             "tokens_trained": update["tokens"],
             "seconds": finished - started,
             "seconds_rollouts": collected - started,

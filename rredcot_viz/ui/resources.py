@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rredcot_viz.engine import AnalysisConfig, Analyzer, BoundaryCache
-from rredcot_viz.jobs import JobManager, credit_calls_to_threads
+from rredcot_viz.engine import AnalysisConfig, Analyzer
+from rredcot_viz.jobs import JobManager
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig, offline_environment
+from rredcot_viz.scoring import BoundaryCache
 from rredcot_viz.store import Store
 from rredcot_viz.traces.io import sample_traces
 
@@ -25,9 +26,7 @@ def store() -> Store:
 @st.cache_resource(show_spinner="Loading the model (the first start converts the embedded GGUF, about a minute)...")
 def model(config: ModelConfig) -> LanguageModel:
     offline_environment(config.offline)
-    lm = LanguageModel.load(config)
-    credit_calls_to_threads(lm)  # so each page and job can show its own cost (jobs.cost_scope)
-    return lm
+    return LanguageModel.load(config)
 
 
 @st.cache_resource
@@ -55,7 +54,7 @@ def samples() -> list:
 @st.cache_resource(show_spinner="Loading the trained adapter...", max_entries=4)
 def trained_analyzer(config: ModelConfig, run_id: str, checkpoint: str) -> tuple[Analyzer, int]:
     """An analyzer over ``run_id``'s policy at ``checkpoint`` (the name keys the cache: a newer one reloads)."""
-    from rredcot_viz.training.inspect import trained_policy
+    from rredcot_viz.workflows.train import trained_policy
 
     policy, step = trained_policy(model(config), store(), run_id)
     return Analyzer(policy, AnalysisConfig(), cache=score_cache(config)), step
@@ -63,6 +62,6 @@ def trained_analyzer(config: ModelConfig, run_id: str, checkpoint: str) -> tuple
 
 @st.cache_resource(show_spinner="Sampling the base model on held-out problems...", max_entries=8)
 def held_out_traces(config: ModelConfig, run_id: str) -> list:
-    from rredcot_viz.training.inspect import held_out_traces, stored_run
+    from rredcot_viz.workflows.train import held_out_traces, stored_run
 
     return held_out_traces(model(config), stored_run(store(), run_id)[0])

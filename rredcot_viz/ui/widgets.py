@@ -10,21 +10,23 @@ from dataclasses import dataclass
 import streamlit as st
 import torch
 
-from rredcot_viz.engine import AnalysisConfig, AnalysisResult, Analyzer, TraceContext
+from rredcot_viz.engine import AnalysisConfig, AnalysisResult, Analyzer
 from rredcot_viz.engine.recorded import recorded_result
 from rredcot_viz.errors import MissingReferenceError, RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.aggregation import CANDIDATE_NORMALIZED, aggregations
 from rredcot_viz.estimators.redistribution import VARIANTS
 from rredcot_viz.figures import trace_heatmap
-from rredcot_viz.jobs import Job, cost_scope
+from rredcot_viz.jobs import Job
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
-from rredcot_viz.model.lm import CallCost
 from rredcot_viz.model.loading import ModelConfig
+from rredcot_viz.model.meter import measure
+from rredcot_viz.scoring import TraceContext
 from rredcot_viz.segmenters import Segmenter, SegmenterInput, segmenters
 from rredcot_viz.segmenters.hybrid import HybridSegmenterConfig
 from rredcot_viz.traces.needs import describe
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import CallCost
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
 
@@ -402,7 +404,7 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
             "only the boundaries it adds)"
         )
         preview = st.empty()
-        with cost_scope(analyzer.lm) as spent:  # this computation's own cost, not other tabs' or jobs'
+        with measure() as spent:  # this computation's own cost, not other tabs' or jobs'
             if first_time and "reference_solution" in estimator.needs:
                 with preview.container():
                     _r_hat_preview(analyzer, trace, segmenter, getattr(estimator.config, "aggregation", "seq_prob"))

@@ -19,9 +19,10 @@ from rredcot_viz.diagnosis import Detector, detectors
 from rredcot_viz.diagnosis.capability import Capability, check_all
 from rredcot_viz.diagnosis.processbench import Evaluation, Scores, baselines, evaluate
 from rredcot_viz.diagnosis.step_verifier import calibrate_threshold
-from rredcot_viz.engine import AnalysisConfig, Analyzer, BoundaryCache, PromptConfig
+from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.paths import shared_data_dir
+from rredcot_viz.scoring import BoundaryCache, PromptConfig
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.references import attach_references

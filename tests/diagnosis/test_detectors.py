@@ -11,9 +11,9 @@ from rredcot_viz.diagnosis.processbench import evaluate
 from rredcot_viz.diagnosis.resample import ResetConfig, compare_resets, edit_segment, reset_resample
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
-from rredcot_viz.model.lm import Generation, SampleResult
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import Generation, SampleResult
 
 STEPS = ("aa", "bb", "XX", "cc", "dd")  # "XX" is the planted error: segment 3, 0-based 2
 COT = "\n\n".join(STEPS) + "\n\nThe answer is \\boxed{8}."

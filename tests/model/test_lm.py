@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from rredcot_viz.errors import ContextLengthError, ModelOutOfMemoryError
-from rredcot_viz.model.lm import RAW_PROMPT_TEMPLATE
+from rredcot_viz.model.core import RAW_PROMPT_TEMPLATE
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.model.sampling import SamplingConfig, select_tokens
 
@@ -164,7 +164,7 @@ def test_meter_accumulates_costs(tiny):
 
 def test_sampling_after_prefixes_equals_sampling_each_prompt(tiny):
     """One prefill of the sequence serves every prefix: same tokens as sampling each prompt on its own."""
-    from rredcot_viz.model.lm import PrefixSampling
+    from rredcot_viz.types import PrefixSampling
 
     ids = tiny.encode_prompt(tiny.format_prompt("What is 12 * 4 - 6?")) + tiny.encode(TEXT)
     config = SamplingConfig(temperature=1.0, top_p=0.95, max_new_tokens=8, batch_size=2)
@@ -188,7 +188,9 @@ def test_stop_on_answer_ends_a_row_after_a_complete_box(tiny, monkeypatch):
 
     boxed = tiny.encode(" \\boxed{8} and more")
     steps = iter(boxed)
-    monkeypatch.setattr("rredcot_viz.model.lm.select_tokens", lambda logits, config, gens: torch.tensor([next(steps)]))
+    monkeypatch.setattr(
+        "rredcot_viz.model.generate.select_tokens", lambda logits, config, gens: torch.tensor([next(steps)])
+    )
     prompt = tiny.encode_prompt(tiny.format_prompt("q"))
     generation = tiny.sample([prompt], [0], Config(max_new_tokens=30, stop_on_answer=True)).generations[0]
     assert generation.finish_reason == "answer" and generation.text.endswith("\\boxed{8}")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import figure_titled, run_page
 
-from rredcot_viz.teaching import ChainMDP, Trajectory, optimal_redistribution
+from rredcot_viz.workflows.learn import ChainMDP, Trajectory, optimal_redistribution
 
 pytestmark = pytest.mark.integration
 

@@ -74,12 +74,12 @@ def test_stored_run_curves_and_step_inspector():
 
 def test_a_one_step_run_from_the_form_then_before_and_after():
     app = run_page("pages/train.py")
-    app.selectbox(key="train_method").set_value("grpo")
+    app.selectbox(key="train_method").set_value("grpo").run()  # the form holds the chosen method's settings
     app.number_input(key="train_steps").set_value(1)
     app.number_input(key="train_group_size").set_value(2)
     app.number_input(key="train_eval_every").set_value(1)
     app.number_input(key="train_eval_problems").set_value(2)
-    app.select_slider(key="train_max_tokens").set_value(24)
+    app.number_input(key="train_max_new_tokens").set_value(24)
     next(b for b in app.button if b.label == "Start run").click().run()
     assert not app.exception, [e.value for e in app.exception]
     jobs = resources.jobs()

@@ -9,14 +9,14 @@ import sys
 import numpy as np
 import pytest
 
-from rredcot_viz.engine import Analyzer, BoundaryCache
-from rredcot_viz.engine.cache import Rollout
+from rredcot_viz.engine import Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
-from rredcot_viz.model.lm import TokenStats
+from rredcot_viz.scoring import BoundaryCache
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.store import SCHEMA_VERSION, Store, StoreLockedError
 from rredcot_viz.traces.io import sample_traces
+from rredcot_viz.types import Rollout, TokenStats
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from tiny import tiny_lm
 
 from rredcot_viz.store import Store
 from rredcot_viz.training import TrainConfig, builtin_split, config_for
-from rredcot_viz.training.runs import resumed_config, run_training
+from rredcot_viz.workflows.train import resumed_config, run_training
 
 
 def config(steps: int) -> TrainConfig:

@@ -14,7 +14,7 @@ import pytest
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.store import Store
-from rredcot_viz.training.runs import checkpoint_root, resumed_config
+from rredcot_viz.workflows.train import checkpoint_root, resumed_config
 
 SCRIPT = Path(__file__).with_name("sigkill_run.py")
 

@@ -9,9 +9,16 @@ import torch
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.store import Store
 from rredcot_viz.training import TrainConfig, builtin_split, config_for
-from rredcot_viz.training.inspect import held_out_traces, stored_run, trained_policy, training_runs, value_shift
-from rredcot_viz.training.runs import checkpoint_root, run_training
 from rredcot_viz.training.sampler import problem_prompt
+from rredcot_viz.workflows.train import (
+    checkpoint_root,
+    held_out_traces,
+    run_training,
+    stored_run,
+    trained_policy,
+    training_runs,
+    value_shift,
+)
 
 
 @pytest.fixture

@@ -17,11 +17,11 @@ from rredcot_viz.estimators import estimators  # noqa: E402
 from rredcot_viz.model.lm import LanguageModel  # noqa: E402
 from rredcot_viz.store import Store  # noqa: E402
 from rredcot_viz.training.credit import couple_group, group_sigmas  # noqa: E402
-from rredcot_viz.training.inspect import training_runs  # noqa: E402
 from rredcot_viz.training.methods.rredcot import RREDCoTGRPOConfig  # noqa: E402
 from rredcot_viz.training.rollouts import TrainRollout  # noqa: E402
 from rredcot_viz.training.task import Problem  # noqa: E402
 from rredcot_viz.training.trl_trainer import RREDCoTGRPOTrainer  # noqa: E402
+from rredcot_viz.workflows.train import training_runs  # noqa: E402
 
 PROMPT = "Problem: Ann has 2 pens and gets 3 more. How many pens?\nWorking:"
 

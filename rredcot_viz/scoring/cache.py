@@ -8,20 +8,13 @@ applied later, so switching them is free too. An optional backend (the DuckDB st
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
-from rredcot_viz.model.lm import TokenStats
-
-
-def content_key(*parts: object) -> str:
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+from rredcot_viz.types import Rollout, TokenStats
 
 
 class CacheBackend(Protocol):
@@ -40,25 +33,6 @@ class CacheBackend(Protocol):
     def put_result(
         self, result_key: str, context_key: str, kind: str, method: str, settings: dict, payload: dict, cost: dict
     ) -> None: ...
-
-
-@dataclass(frozen=True)
-class Rollout:
-    """One sampled continuation from a state, with its grade (stored so more rollouts reuse these)."""
-
-    prefix: int  # response tokens kept before the continuation
-    index: int  # 0-based rollout number at this prefix; its seed derives from (base seed, prefix, index)
-    seed: int
-    text: str
-    answer: str | None
-    correct: bool
-    finish_reason: str
-    tokens: int
-
-    @property
-    def truncated(self) -> bool:
-        """Hit the token cap without writing an answer."""
-        return self.finish_reason == "length" and self.answer is None
 
 
 @dataclass

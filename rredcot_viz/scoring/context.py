@@ -12,14 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rredcot_viz.engine.cache import BoundaryCache, content_key
-from rredcot_viz.engine.scoring import ResponseTokens, ScoreItem, item_key, plan_items
-from rredcot_viz.estimators.base import ScoreSeries, ValueEstimator
-from rredcot_viz.model.lm import DEFAULT_SYSTEM_PROMPT, CallCost, LanguageModel, ProgressFn, TokenStats
+from rredcot_viz.model.core import DEFAULT_SYSTEM_PROMPT, ProgressFn
+from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.packing import Continuation
+from rredcot_viz.scoring.cache import BoundaryCache
+from rredcot_viz.scoring.plan import ResponseTokens, TargetPlanner, item_key, plan_items
 from rredcot_viz.segmenters.base import SegmenterInput
 from rredcot_viz.segmenters.scope import Scope
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import CallCost, ScoreItem, ScoreSeries, TokenStats, content_key
 
 __all__ = ["PromptConfig", "ScoreItem", "TraceContext"]
 
@@ -89,9 +90,9 @@ class TraceContext:
         return item_key(series.context, series.target)
 
     def items(
-        self, series: list[ScoreSeries], prefixes: Iterable[int], estimator: ValueEstimator | None = None
+        self, series: list[ScoreSeries], prefixes: Iterable[int], estimator: TargetPlanner | None = None
     ) -> dict[str, list[ScoreItem]]:
-        """The shared scoring plan (``engine.scoring.plan_items``): per series, one item per sorted prefix.
+        """The shared scoring plan (``scoring.plan.plan_items``): per series, one item per sorted prefix.
         Per-state series need the ``estimator`` that names their target at each state."""
         return plan_items(estimator, self, series, sorted(set(prefixes)), self._ids)
 
@@ -100,7 +101,7 @@ class TraceContext:
         series: list[ScoreSeries],
         prefixes: Iterable[int],
         *,
-        estimator: ValueEstimator | None = None,
+        estimator: TargetPlanner | None = None,
         need_stats: bool = False,
         progress: ProgressFn | None = None,
     ) -> CallCost:
@@ -136,7 +137,7 @@ class TraceContext:
         return [self.cache.series(self.key, item.key)[item.prefix] for item in items]
 
     def scores(
-        self, series: list[ScoreSeries], prefixes: Iterable[int], estimator: ValueEstimator | None = None
+        self, series: list[ScoreSeries], prefixes: Iterable[int], estimator: TargetPlanner | None = None
     ) -> dict[str, list[np.ndarray]]:
         """Per series name, the target log-probs after each prefix (in the order given)."""
         prefixes = list(prefixes)

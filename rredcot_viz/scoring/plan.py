@@ -19,27 +19,17 @@ So the same rollout analysed in the app and credited in the trainer gets the sam
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from rredcot_viz.engine.cache import content_key
-from rredcot_viz.estimators.base import ScoreSeries, ValueEstimator
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.segmenters.base import SegmenterInput
 from rredcot_viz.segmenters.scope import Scope, reasoning_end
 from rredcot_viz.traces.trace import Trace
-
-
-@dataclass(frozen=True)
-class ScoreItem:
-    """Score ``target`` after the first ``prefix`` response tokens and then ``context`` (token ids);
-    ``key`` names what is scored, so equal items share one cache entry."""
-
-    key: str
-    prefix: int
-    context: tuple[int, ...]
-    target: tuple[int, ...]
+from rredcot_viz.types import ScoreItem, ScoreSeries, content_key
 
 
 @dataclass(frozen=True)
@@ -104,24 +94,33 @@ class ScoringSubject:
         return self.response.region_text(scope)
 
 
+class TargetPlanner(Protocol):
+    """What the plan asks of an estimator: the target of a per-state series after a prefix (estimators
+    implement it; the scoring layer needs nothing else of them)."""
+
+    def state_target(self, series: ScoreSeries, subject: ScoringSubject, prefix: int) -> str: ...
+
+
 def item_key(context: str, target: str) -> str:
     return content_key(context, target)
 
 
 def plan_items(
-    estimator: ValueEstimator,
+    estimator: TargetPlanner | None,
     subject: ScoringSubject,
     series: list[ScoreSeries],
     prefixes: list[int],
-    encode,
+    encode: Callable[[str], tuple[int, ...]],
 ) -> dict[str, list[ScoreItem]]:
     """Per series name, one item per prefix (in the order given). A per-state series asks the estimator for
     its target after each prefix (``state_target``); ``encode`` maps text to token ids (memoised by callers)."""
     plan: dict[str, list[ScoreItem]] = {}
     for s in series:
         items = []
+        if s.per_state and estimator is None:
+            raise ValueError(f"series {s.name!r} has a target per state: pass the estimator that names it")
         for prefix in prefixes:
-            target = estimator.state_target(s, subject, prefix) if s.per_state else s.target
+            target = estimator.state_target(s, subject, prefix) if s.per_state else s.target  # type: ignore[union-attr]
             items.append(ScoreItem(item_key(s.context, target), prefix, encode(s.context), encode(target)))
         plan[s.name] = items
     return plan

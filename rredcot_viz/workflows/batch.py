@@ -18,12 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from rredcot_viz.dataset import DatasetRecord, analyze_dataset, save_run
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators.base import ValueEstimator
+from rredcot_viz.model.meter import measure
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.workflows.dataset import DatasetRecord, analyze_dataset, save_run
 
 MERGED = "merged.parquet"
 
@@ -80,17 +81,17 @@ def run_shard(
     out_dir.mkdir(parents=True, exist_ok=True)
     done = done_hashes(out_dir)
     todo = [t for t in traces if t.content_hash not in done]
-    before = analyzer.lm.meter.total
     started = time.perf_counter()
-    for start in range(0, len(todo), flush_every):
-        chunk = todo[start : start + flush_every]
-        records = analyze_dataset(analyzer, chunk, segmenter, estimator, agreement_with)
-        stamp = f"{time.time_ns():x}"
-        _frame(records, rank).to_parquet(out_dir / f"part-r{rank:03d}-{stamp}.parquet", index=False)
-        if progress:
-            progress(start + len(chunk), len(todo))
+    with measure() as spent:
+        for start in range(0, len(todo), flush_every):
+            chunk = todo[start : start + flush_every]
+            records = analyze_dataset(analyzer, chunk, segmenter, estimator, agreement_with)
+            stamp = f"{time.time_ns():x}"
+            _frame(records, rank).to_parquet(out_dir / f"part-r{rank:03d}-{stamp}.parquet", index=False)
+            if progress:
+                progress(start + len(chunk), len(todo))
     seconds = time.perf_counter() - started
-    tokens = (analyzer.lm.meter.total - before).tokens_processed
+    tokens = spent.cost.tokens_processed
     throughput = {
         "process": rank,
         "traces": len(todo),

@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 
 from rredcot_viz.attribution.agreement import spearman
-from rredcot_viz.comparison import compare
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.settings import config_json
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.workflows.compare import compare
 
 
 @dataclass

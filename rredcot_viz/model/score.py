@@ -1,0 +1,144 @@
+"""Scoring calls: per-token log-probs and entropies of a sequence, and many continuations scored after many
+prefixes of one sequence with the prefix computation reused (``packing``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from rredcot_viz.errors import ContextLengthError
+from rredcot_viz.model.core import ModelCore, ProgressFn
+from rredcot_viz.model.meter import model_call
+from rredcot_viz.model.packing import Continuation, build_chunk, chunk_past_length, plan_chunks
+from rredcot_viz.types import CallCost, ContinuationScores, TokenStats
+
+
+class Scoring(ModelCore):
+    def token_stats(self, ids: list[int], start: int) -> TokenStats:
+        """Log-prob and entropy of every token ``ids[start:]`` given what precedes it, in one pass."""
+        scores = self.score_continuations(ids, [], stats_start=start, operation="token_stats")
+        assert scores.stats is not None
+        return scores.stats
+
+    @model_call("score_continuations")
+    def score_continuations(
+        self,
+        ids: list[int],
+        requests: list[Continuation],
+        *,
+        stats_start: int | None = None,
+        progress: ProgressFn | None = None,
+        cost: CallCost,
+    ) -> ContinuationScores:
+        """Per-token log-probs of each request's target after ``ids[:cut] + context``, reusing one pass over
+        ``ids`` (see ``packing``). With ``stats_start`` the same pass also yields ``token_stats``."""
+        self._check_requests(ids, requests)
+        with self._guard(len(ids)), torch.inference_mode():
+            cache, stats = self._prefill(ids, stats_start, cost)
+            results: list[np.ndarray] = [np.empty(0)] * len(requests)
+            chunks = plan_chunks(requests, self.pack_tokens)
+            for done, members in enumerate(chunks, start=1):
+                past = chunk_past_length(requests, members)  # non-increasing over chunks: crop, never copy
+                cache.crop(past - cache.get_seq_length())
+                chunk = build_chunk(ids, requests, members, past, self._mask_dtype)
+                output = self._forward(
+                    cost,
+                    input_ids=chunk.input_ids.to(self.device),
+                    position_ids=chunk.position_ids.to(self.device),
+                    attention_mask=chunk.attention_mask.to(self.device),
+                    cache=cache,
+                    use_cache=True,
+                    logits_to_keep=chunk.keep.to(self.device),
+                )
+                cache.crop(-chunk.input_ids.shape[1])
+                logprobs = _gather_logprobs(output.logits[0], chunk.target_ids.to(self.device))
+                for member, piece in zip(chunk.members, chunk.target_slices, strict=True):
+                    results[member] = logprobs[piece]
+                if progress:
+                    progress(done, len(chunks))
+        return ContinuationScores(results, stats, cost)
+
+    @model_call("score_continuations_naive")
+    def score_continuations_naive(
+        self, ids: list[int], requests: list[Continuation], *, cost: CallCost
+    ) -> ContinuationScores:
+        """Reference implementation: re-encode ``ids[:cut] + context + target`` for every request."""
+        self._check_requests(ids, requests)
+        results = []
+        with self._guard(len(ids)), torch.inference_mode():
+            for request in requests:
+                sequence = [*ids[: request.cut], *request.context, *request.target]
+                first = request.cut + len(request.context) - 1  # position predicting the first target token
+                keep = torch.arange(first, first + len(request.target), device=self.device)
+                output = self._forward(
+                    cost, input_ids=torch.tensor([sequence], device=self.device), logits_to_keep=keep
+                )
+                results.append(_gather_logprobs(output.logits[0], torch.tensor(request.target, device=self.device)))
+        return ContinuationScores(results, None, cost)
+
+    def _prefill(self, ids: list[int], stats_start: int | None, cost: CallCost) -> tuple[Any, TokenStats | None]:
+        """Run ``ids`` through the model in chunks, keeping the KV cache and (optionally) token stats."""
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        logprob_parts: list[np.ndarray] = []
+        entropy_parts: list[np.ndarray] = []
+        for begin in range(0, len(ids), self.prefill_chunk):
+            end = min(begin + self.prefill_chunk, len(ids))
+            # logits at p predict token p + 1: stats of tokens [stats_start, len) need p in [stats_start-1, len-1)
+            keep: torch.Tensor | int = 1
+            if stats_start is not None:
+                lo, hi = max(begin, stats_start - 1), min(end, len(ids) - 1)
+                if hi > lo:
+                    keep = torch.arange(lo - begin, hi - begin, device=self.device)
+            output = self._forward(
+                cost,
+                input_ids=torch.tensor([ids[begin:end]], device=self.device),
+                position_ids=torch.arange(begin, end, device=self.device)[None],
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=keep,
+            )
+            if isinstance(keep, torch.Tensor):
+                targets = torch.tensor(ids[begin + int(keep[0]) + 1 : begin + int(keep[-1]) + 2], device=self.device)
+                logprobs, entropies = _logprobs_and_entropies(output.logits[0], targets)
+                logprob_parts.append(logprobs)
+                entropy_parts.append(entropies)
+        if stats_start is None:
+            return cache, None
+        empty = np.empty(0)
+        logprobs = np.concatenate(logprob_parts) if logprob_parts else empty
+        entropies = np.concatenate(entropy_parts) if entropy_parts else empty
+        return cache, TokenStats(logprobs, entropies)
+
+    def _check_requests(self, ids: list[int], requests: list[Continuation]) -> None:
+        longest = max((r.cut + len(r.context) + len(r.target) for r in requests), default=len(ids))
+        if max(longest, len(ids)) > self.context_length:
+            raise ContextLengthError(max(longest, len(ids)), self.context_length)
+        for request in requests:
+            if not 1 <= request.cut <= len(ids):
+                raise ValueError(f"continuation cut {request.cut} is outside 1..{len(ids)}")
+            if not request.target:
+                raise ValueError("a continuation needs at least one target token to score")
+
+
+def _gather_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> np.ndarray:
+    """log p(target_i) under the softmax of logits[i] (N, V), computed in float32: the target's logit minus
+    the log-normaliser, with no (N, V) log-softmax kept."""
+    logits = logits.float()
+    logprobs = logits.gather(-1, targets[:, None])[:, 0] - torch.logsumexp(logits, dim=-1)
+    return logprobs.double().cpu().numpy()
+
+
+def _logprobs_and_entropies(logits: torch.Tensor, targets: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """``_gather_logprobs`` and ``_entropies`` of the same logits from one log-softmax."""
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    entropies = -(logprobs.exp() * logprobs).sum(-1)
+    return logprobs.gather(-1, targets[:, None])[:, 0].double().cpu().numpy(), entropies.double().cpu().numpy()
+
+
+def _entropies(logits: torch.Tensor) -> np.ndarray:
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    return (-(logprobs.exp() * logprobs).sum(-1)).double().cpu().numpy()

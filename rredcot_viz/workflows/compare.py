@@ -1,0 +1,103 @@
+"""Comparing estimators and attributions on the same segments of one trace (ANCHORS.md gap 6).
+
+Estimators contribute their redistributed rewards sigma (and their value curves), attributions their
+per-segment scores phi; all share one segmentation, so their agreement is measured on the same units.
+Every method's cost is kept next to its numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rredcot_viz.attribution import attributions
+from rredcot_viz.attribution.agreement import agreement_matrix
+from rredcot_viz.attribution.cached import attribute_cached
+from rredcot_viz.engine.analyzer import Analyzer
+from rredcot_viz.errors import UnknownNameError
+from rredcot_viz.estimators import estimators
+from rredcot_viz.model.core import ProgressFn
+from rredcot_viz.segmenters.base import Segmentation, Segmenter
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import CallCost
+
+
+@dataclass
+class MethodResult:
+    name: str
+    kind: str  # "estimator" | "attribution"
+    scores: np.ndarray  # (K,): sigma for estimators, phi for attributions
+    values: np.ndarray | None = None  # (K+1,) state values (estimators only)
+    intervals: dict[str, np.ndarray] = field(default_factory=dict)
+    checks: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    cost: CallCost = field(default_factory=CallCost)
+    stderr: np.ndarray | None = None  # Shapley permutation sampling
+
+
+@dataclass
+class Comparison:
+    trace: Trace
+    segmentation: Segmentation
+    methods: dict[str, MethodResult]
+
+    def scores(self) -> dict[str, np.ndarray]:
+        return {name: result.scores for name, result in self.methods.items()}
+
+    def matrix(self, metric: str = "spearman") -> tuple[list[str], np.ndarray]:
+        return agreement_matrix(self.scores(), metric)
+
+    def rows(self, preview: int = 40) -> list[dict[str, Any]]:
+        rows = []
+        for segment in self.segmentation.segments:
+            text = " ".join(segment.text.split())
+            row: dict[str, Any] = {"segment": segment.index + 1, "text": text[:preview]}
+            for name, result in self.methods.items():
+                row[name] = float(result.scores[segment.index])
+            rows.append(row)
+        return rows
+
+
+def method_kind(name: str) -> str:
+    if name in estimators:
+        return "estimator"
+    if name in attributions:
+        return "attribution"
+    raise UnknownNameError("method", name, [*estimators.names(), *attributions.names()])
+
+
+def compare(
+    analyzer: Analyzer,
+    trace: Trace,
+    segmenter: Segmenter,
+    methods: list[str],
+    options: dict[str, dict[str, Any]] | None = None,
+    progress: dict[str, ProgressFn] | None = None,
+) -> Comparison:
+    """Run every method on one segmentation of ``trace``; ``options[name]`` configures method ``name``."""
+    options = options or {}
+    progress = progress or {}
+    segmentation = analyzer.segment(trace, segmenter) if analyzer.context(trace).has_stats else None
+    results: dict[str, MethodResult] = {}
+    for name in methods:
+        if method_kind(name) == "estimator":
+            estimator = estimators.get(name)(**options.get(name, {}))
+            analysis = analyzer.analyze(trace, segmenter, estimator, progress.get(name))
+            segmentation = analysis.segmentation
+            values = analysis.values
+            results[name] = MethodResult(
+                name, "estimator", analysis.sigma, values.values, values.intervals, {}, values.notes, analysis.cost
+            )
+        else:
+            if segmentation is None:
+                analyzer.context(trace).stats  # noqa: B018  (one pass for the entropies the segmenter needs)
+                segmentation = analyzer.segment(trace, segmenter)
+            attribution = attributions.get(name)(**options.get(name, {}))
+            scores = attribute_cached(analyzer, trace, segmentation, attribution, progress.get(name))
+            results[name] = MethodResult(
+                name, "attribution", scores.values, None, {}, scores.checks, scores.notes, scores.cost, scores.stderr
+            )
+    assert segmentation is not None
+    return Comparison(trace, segmentation, results)
