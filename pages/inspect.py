@@ -9,6 +9,7 @@ from rredcot_viz.estimators.coupling import uniform_credit
 from rredcot_viz.figures import credit_bars, trace_heatmap, value_curves
 from rredcot_viz.segmenters.hybrid import replay
 from rredcot_viz.ui import widgets
+from rredcot_viz.ui.analysis import live_analysis, recorded_analysis
 
 SHADES = {
     "sigma": "σ: credit this segment earned (value after minus before)",
@@ -38,7 +39,7 @@ col_a.metric("Trace answer", str(trace.answer))
 col_b.metric("Reference answer", str(trace.reference_answer))
 col_c.metric("Outcome R", {1.0: "1 (correct)", 0.0: "0 (wrong)"}.get(trace.outcome, "unknown"))
 
-analysis = widgets.recorded_analysis("inspect", trace) or widgets.live_analysis("inspect", config, trace)
+analysis = recorded_analysis("inspect", trace) or live_analysis("inspect", config, trace)
 result = analysis.result
 
 segments = result.segmentation.segments
