@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.ui import resources, widgets
+from rredcot_viz.ui import resources
+from rredcot_viz.ui.jobs import jobs_panel
 
 st.set_page_config(page_title="RREDCoT Explorer", layout="wide")
 
@@ -25,5 +26,5 @@ pages = [
     st.Page("pages/learn.py", title="Learn", icon="🎓"),
 ]
 navigation = st.navigation(pages)
-widgets.jobs_panel()
+jobs_panel()
 navigation.run()

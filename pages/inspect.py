@@ -8,8 +8,8 @@ import streamlit as st
 from rredcot_viz.estimators.coupling import uniform_credit
 from rredcot_viz.figures import credit_bars, trace_heatmap, value_curves
 from rredcot_viz.segmenters.hybrid import replay
-from rredcot_viz.ui import widgets
 from rredcot_viz.ui.analysis import live_analysis, recorded_analysis
+from rredcot_viz.ui.pickers import model_picker, trace_picker
 
 SHADES = {
     "sigma": "σ: credit this segment earned (value after minus before)",
@@ -18,8 +18,8 @@ SHADES = {
     "v_hat": "v̂: how well the reference solution continues from here",
 }
 
-config = widgets.model_picker()
-trace = widgets.trace_picker()
+config = model_picker()
+trace = trace_picker()
 st.title("Inspect")
 with st.expander("What am I looking at?"):
     st.markdown(
@@ -46,6 +46,8 @@ segments = result.segmentation.segments
 components = result.values.components
 state_values = {"Q_hat": result.values.values, **{k: v for k, v in components.items() if k in ("R_hat", "v_hat")}}
 st.caption(f"K = {result.k} segments · {analysis.cost_caption}")
+for note in analysis.notes:
+    st.caption(note)
 for note in result.warnings + result.values.notes:
     st.info(note)
 

@@ -42,6 +42,12 @@ class Registry(Generic[T]):
 
         return decorate
 
+    def unregister(self, name: str) -> T:
+        """Remove ``name`` and its aliases (a plugin unloading, or a test's toy implementation); returns it."""
+        name = self.resolve(name)
+        self._aliases = {alias: target for alias, target in self._aliases.items() if target != name}
+        return self._items.pop(name)
+
     def resolve(self, name: str) -> str:
         """The registered name for ``name`` or one of its aliases."""
         name = self._aliases.get(name, name)

@@ -21,6 +21,7 @@ so a field added to a config appears in both with no other edit (tests/test_sett
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -102,9 +103,12 @@ class SettingSpec:
                     raise ValueError
                 return value
         except ValueError:
-            expected = {"bool": "true or false", "dict": "a JSON object"}.get(self.kind, f"a {self.kind}")
+            expected = {"bool": "true or false", "int": "an integer", "float": "a number", "dict": "a JSON object"}[
+                self.kind
+            ]
             raise ConfigError(f"{self.name} needs {expected}, got {raw!r}") from None
-        return text.encode().decode("unicode_escape") if "\\" in text else text
+        # text as typed (a delimiter's leading space counts), its escapes such as \n read; other characters kept
+        return raw.encode("latin-1", "backslashreplace").decode("unicode_escape") if "\\" in raw else raw
 
     def check(self, value: Any) -> None:
         if value is None and self.optional:
@@ -131,7 +135,7 @@ class Settings:
 
 def specs(config_type: type) -> list[SettingSpec]:
     """The described fields of a config type, in declaration order (fields without ``setting`` are internal)."""
-    hints = typing.get_type_hints(config_type, include_extras=False)
+    hints = _type_hints(config_type)
     found = []
     for f in dataclasses.fields(config_type):
         meta = f.metadata.get("setting")
@@ -148,6 +152,12 @@ def specs(config_type: type) -> list[SettingSpec]:
             )
         )  # fmt: skip
     return found
+
+
+@functools.cache
+def _type_hints(config_type: type) -> dict[str, Any]:
+    """A config type's resolved field types, once per type: every config validates itself on construction."""
+    return typing.get_type_hints(config_type, include_extras=False)
 
 
 def _kind(hint: Any) -> tuple[str, bool, tuple[Any, ...] | None]:

@@ -87,7 +87,7 @@ def test_eval_diagnosis_on_a_seeded_sample(tmp_path, capsys):
     data = tmp_path / "tiny_split.json"
     data.write_text(json.dumps(records))
     argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--references", "none"]
-    argv += ["--opt", "min_sigma.estimator=uniform", "--sample", "4", "--no-store"]
+    argv += ["--min-sigma-estimator", "uniform", "--sample", "4", "--no-store"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "4 traces from" in out and "always_first" in out
@@ -106,7 +106,7 @@ def test_eval_diagnosis_strict_stops_before_the_model(tmp_path, capsys):
     data = tmp_path / "one.json"
     data.write_text(json.dumps(records))
     argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--references", "none"]
-    argv += ["--opt", "min_sigma.estimator=rredcot", "--strict", "--no-store", "--model", "no-such-model"]
+    argv += ["--min-sigma-estimator", "rredcot", "--strict", "--no-store", "--model", "no-such-model"]
     assert main(argv) == 2  # the unknown model is never reached: the check stops first
     err = capsys.readouterr().err
     assert "--strict" in err and "min_sigma[rredcot]: runs on 0 of 1 records; 1 lack a reference answer" in err
@@ -147,3 +147,43 @@ def test_eval_diagnosis_calibrates_only_the_verifier(tmp_path, capsys):
     argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--calibrate-on", str(data)]
     assert main([*argv, "--references", "none", "--model", "no-such-model"]) == 2
     assert "--calibrate-on calibrates the step_verifier threshold" in capsys.readouterr().err
+
+
+def test_generated_options_reach_only_the_chosen_method(tmp_path, capsys):
+    """Segmenter, estimator, attribution and detector settings are generated options; one the chosen method does
+    not have is a clear error before the model loads (the unknown model is never reached)."""
+    sample = str(SAMPLE_TRACES_DIR / "arithmetic.jsonl")
+    no_model = ["--limit", "1", "--model", "no-such-model"]
+    assert main(["analyze", sample, "--segmenter", "line", "--k", "3", *no_model]) == 2
+    assert "error: --seg-k is not a setting of segmenter 'line'; its settings: none" in capsys.readouterr().err
+    assert main(["analyze", sample, "--estimator", "uniform", "--trigger", "x", *no_model]) == 2
+    assert "--est-trigger is not a setting of estimator 'uniform'; its settings: none" in capsys.readouterr().err
+    assert main(["analyze", sample, "--estimator", "mc", "--est-aggregation", "geo_mean", *no_model]) == 2
+    err = capsys.readouterr().err
+    assert "--est-aggregation is not a setting of estimator 'mc'; its settings: --est-rollouts," in err
+    assert main(["analyze", sample, "--seg-k", "0", *no_model]) == 2
+    assert "error: k must be in [1, 256], got 0" in capsys.readouterr().err
+    assert main(["compare", sample, "--methods", "rredcot,loo", "--attr-permutations", "4", *no_model]) == 2
+    assert "--attr-permutations is a setting of shapley, which is not being run" in capsys.readouterr().err
+    assert main(["resample", sample, "--detector", "loo", "--det-variant", "l2", *no_model]) == 2
+    err = capsys.readouterr().err
+    assert "--det-variant is not a setting of detector 'loo'; its settings: --det-threshold, --det-trigger" in err
+    with pytest.raises(SystemExit):  # argparse: not one of the choices, listing them
+        main(["analyze", sample, "--est-aggregation", "median"])
+    assert "invalid choice: 'median' (choose from 'mean_prob', 'seq_prob', 'geo_mean'" in capsys.readouterr().err
+    data = tmp_path / "one.json"
+    data.write_text(json.dumps([{"problem": "1+1?", "steps": ["So 2."], "final_answer_correct": True, "label": -1}]))
+    argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--loo-threshold", "0.2"]
+    assert main([*argv, "--references", "none", "--model", "no-such-model"]) == 2
+    assert "--loo-* options set detector 'loo', which is not evaluated" in capsys.readouterr().err
+
+
+def test_generated_help_names_each_method_and_its_default(capsys):
+    with pytest.raises(SystemExit):
+        main(["analyze", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--seg-k INT, --k INT target number of segments K (METHOD.md recommends 2-64)" in text
+    assert "[hybrid, fixed_tokens, adaptive_entropy] (default 12 for hybrid; none for fixed_tokens" in text
+    assert "--est-beta FLOAT weight of v-hat (the reference path from here) in Q-hat" in text
+    assert "(default 1.0 for rredcot, continue_only; 0.0 for answer_only, own_answer)" in text
+    assert "--boundaries {all,segmenter,states}" in text and "(default segmenter)" in text

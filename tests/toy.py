@@ -8,12 +8,12 @@ be checked against hand-computed numbers to 1e-9.
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Callable
 
 import numpy as np
 
-from rredcot_viz.model.meter import CostMeter
+from rredcot_viz.model.meter import CostMeter, model_call
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.types import CallCost, ContinuationScores, Encoding, TokenStats
 
@@ -27,6 +27,7 @@ class ToyLanguageModel:
         self.name = name
         self.fingerprint = f"toy-{name}"
         self.meter = CostMeter()
+        self.lock = threading.RLock()
         self.context_length = 100_000
 
     # ------------------------------------------------------------------ text
@@ -62,19 +63,30 @@ class ToyLanguageModel:
     def token_stats(self, ids: list[int], start: int) -> TokenStats:
         return self.score_continuations(ids, [], stats_start=start).stats
 
+    @model_call("score_continuations")
     def score_continuations(
-        self, ids, requests: list[Continuation], *, stats_start=None, progress=None, operation="score_continuations"
+        self,
+        ids,
+        requests: list[Continuation],
+        *,
+        stats_start=None,
+        progress=None,
+        on_stats=None,
+        on_chunk=None,
+        cost: CallCost,
     ) -> ContinuationScores:
-        started = time.perf_counter()
-        cost = CallCost(calls=1, forward_passes=1, tokens_processed=len(ids))
+        cost.forward_passes += 1
+        cost.tokens_processed += len(ids)
         stats = None
         if stats_start is not None:
             dists = [self.distribution(ids[:j]) for j in range(stats_start, len(ids))]
             logprobs = np.array([np.log(d[ids[j]]) for d, j in zip(dists, range(stats_start, len(ids)), strict=True)])
             entropies = np.array([-(d * np.log(d)).sum() for d in dists])
             stats = TokenStats(logprobs, entropies)
+            if on_stats:
+                on_stats(stats)
         results = []
-        for request in requests:
+        for index, request in enumerate(requests):
             sequence = [*ids[: request.cut], *request.context]
             scores = []
             for token in request.target:
@@ -82,8 +94,8 @@ class ToyLanguageModel:
                 sequence.append(token)
             results.append(np.array(scores))
             cost.tokens_processed += request.block_length
-        cost.seconds = time.perf_counter() - started
-        self.meter.record(operation, cost)
+            if on_chunk:  # one request per chunk
+                on_chunk([index], [results[-1]])
         return ContinuationScores(results, stats, cost)
 
 

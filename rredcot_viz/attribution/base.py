@@ -18,7 +18,7 @@ from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.estimators.rredcot import PLAIN_TRIGGER, THINKING_TRIGGER, scoring_form
 from rredcot_viz.model.meter import measure
 from rredcot_viz.registry import Registry
-from rredcot_viz.settings import with_overrides
+from rredcot_viz.settings import Settings, setting, with_overrides
 from rredcot_viz.types import CallCost, ScoreItem, ScoreSeries, content_key
 
 if TYPE_CHECKING:
@@ -38,15 +38,13 @@ class SegmentScores:
 
 
 @dataclass(frozen=True)
-class AttributionConfig:
-    target: Literal["reference", "own"] = "reference"
-    """Score the reference answer (default, as the comparison issue asks) or the trace's own final answer
-    (METHOD.md's unconditioned attribution that the RREDCoT paper contrasts with reward redistribution)."""
-    trigger: str | None = None  # None: by trace style, as for R-hat
-
-    def __post_init__(self) -> None:
-        if self.target not in ("reference", "own"):
-            raise ConfigError(f"target must be 'reference' or 'own', got {self.target!r}")
+class AttributionConfig(Settings):
+    target: Literal["reference", "own"] = setting(
+        "reference",
+        "the answer whose log-probability is attributed: the reference answer, or the trace's own final answer "
+        "(the unconditioned attribution the RREDCoT paper contrasts with redistribution)",
+    )
+    trigger: str | None = setting(None, "answer trigger (none: by trace style, as for R-hat)", advanced=True)
 
 
 class Attribution(ABC):

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from rredcot_viz.attribution.base import Attribution, AttributionConfig, SegmentScores, attributions
-from rredcot_viz.errors import ConfigError
+from rredcot_viz.settings import setting
 
 if TYPE_CHECKING:
     from rredcot_viz.model.core import ProgressFn
@@ -25,22 +25,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GradientConfig(AttributionConfig):
-    saliency: bool = False  # grad_x_input only: sum of ||dF/de_j|| instead of e_j . dF/de_j
+    saliency: bool = setting(False, "sum the gradient norms ||dF/de_j|| instead of e_j . dF/de_j")
 
 
 @dataclass(frozen=True)
 class IntegratedGradientsConfig(AttributionConfig):
-    steps: int = 32
-    batch: int = 4  # interpolation points per forward/backward pass
-    baseline: str = "zero"  # or "pad": the pad token's embedding
-    rule: str = "riemann_right"  # or "gauss_legendre"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.steps < 1 or self.batch < 1 or self.baseline not in ("zero", "pad"):
-            raise ConfigError("steps and batch must be >= 1 and baseline 'zero' or 'pad'")
-        if self.rule not in ("riemann_right", "gauss_legendre"):
-            raise ConfigError(f"rule must be riemann_right or gauss_legendre, got {self.rule!r}")
+    steps: int = setting(32, "interpolation points of the path integral", low=1)
+    batch: int = setting(4, "interpolation points per forward/backward pass", low=1, advanced=True)
+    baseline: str = setting("zero", "the segment tokens' baseline embedding: zeros, or the pad token's",
+                            choices=("zero", "pad"))  # fmt: skip
+    rule: str = setting("riemann_right", "quadrature of the path integral", choices=("riemann_right", "gauss_legendre"),
+                        advanced=True)  # fmt: skip
 
 
 def quadrature(steps: int, rule: str) -> tuple[np.ndarray, np.ndarray]:

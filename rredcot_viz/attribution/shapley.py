@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rredcot_viz.attribution.base import Attribution, AttributionConfig, SegmentScores, attributions
-from rredcot_viz.errors import ConfigError
+from rredcot_viz.settings import setting
 
 if TYPE_CHECKING:
     from rredcot_viz.model.core import ProgressFn
@@ -22,15 +22,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ShapleyConfig(AttributionConfig):
-    exact_max_k: int = 8
-    permutations: int = 32
-    antithetic: bool = False  # each sampled permutation together with its reverse
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 1 <= self.exact_max_k <= 14 or self.permutations < 1:
-            raise ConfigError("exact_max_k must be in 1..14 (2^K evaluations) and permutations >= 1")
+    exact_max_k: int = setting(8, "exact Shapley values up to this K (2^K subsets), permutation sampling above",
+                               low=1, high=14)  # fmt: skip
+    permutations: int = setting(32, "sampled permutations M above exact_max_k", low=1)
+    antithetic: bool = setting(False, "sample each permutation together with its reverse", advanced=True)
+    seed: int = setting(0, "seed of the sampled permutations", advanced=True)
 
 
 @attributions.register("shapley")

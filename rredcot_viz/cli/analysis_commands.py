@@ -5,13 +5,23 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
-from rredcot_viz.cli.options import add_input_arguments, input_options, parse_overrides
-from rredcot_viz.engine import Analyzer
+from rredcot_viz.cli.options import (
+    add_input_arguments,
+    add_settings_arguments,
+    input_options,
+    method_settings,
+    settings_from_args,
+)
+from rredcot_viz.engine import AnalysisConfig, Analyzer
+
+# The CLI scores only the chosen segmenter's candidate cuts up front (a short trace takes 1-2 s; README).
+CLI_ANALYSIS = AnalysisConfig(boundaries="segmenter")
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,56 +54,80 @@ def select_traces(args: argparse.Namespace) -> list:
     return traces[: args.limit] if args.limit else traces
 
 
-def add_method_arguments(parser: argparse.ArgumentParser) -> None:
-    from rredcot_viz.estimators import estimators
-    from rredcot_viz.estimators.redistribution import VARIANTS
+SEGMENTER_ALIASES = {"k": ("--k",), "merge_score": ("--merge-score",)}
+ESTIMATOR_ALIASES = {"aggregation": ("--aggregation",), "trigger": ("--trigger",)}
+MC_ALIASES = {
+    "rollouts": ("--mc-rollouts",),
+    "max_new_tokens": ("--mc-max-tokens",),
+    "temperature": ("--mc-temperature",),
+}
+
+
+def add_segmenter_arguments(parser: argparse.ArgumentParser, default: str | None = "hybrid") -> None:
+    """``--segmenter`` and every segmenter's settings as ``--seg-*`` (``--k``, ``--merge-score`` for short)."""
     from rredcot_viz.segmenters import segmenters
 
-    group = parser.add_argument_group("segmentation and estimation")
-    group.add_argument("--segmenter", default="hybrid", choices=segmenters.names())
-    group.add_argument("--k", type=int, help="target number of segments (hybrid default 12)")
-    group.add_argument("--merge-score", choices=["sum", "boundary"], help="hybrid merge score")
-    group.add_argument("--seg-opt", action="append", metavar="KEY=VALUE", help="any segmenter setting")
-    group.add_argument("--estimator", default="rredcot", choices=estimators.names())
-    group.add_argument("--aggregation", help="mean_prob (default), seq_prob, geo_mean, candidate_normalized, ...")
-    group.add_argument("--trigger", help="answer trigger text (default: by trace style)")
-    group.add_argument("--est-opt", action="append", metavar="KEY=VALUE", help="any estimator setting")
-    group.add_argument("--variant", default="exact_sum", choices=VARIANTS, help="redistribution variant")
-    group.add_argument("--scope", default="reasoning", choices=["reasoning", "whole", "think"])
-    group.add_argument(
-        "--boundaries",
-        default="segmenter",
-        choices=["all", "segmenter", "states"],
-        help="cuts scored up front: all candidates (slow, then any K is free), the segmenter's (default), or states",
+    parser.add_argument(
+        "--segmenter", default=default, choices=segmenters.names(), help=f"how the reasoning is cut (default {default})"
     )
-    group.add_argument("--no-chat-template", action="store_true", help="raw prompt instead of the chat template")
+    add_settings_arguments(
+        parser,
+        {name: segmenters.get(name).Config for name in segmenters.names()},
+        prefix="seg",
+        aliases=SEGMENTER_ALIASES,
+        title="segmenter settings (those of the chosen --segmenter)",
+    )
+
+
+def add_estimator_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--estimator`` and every estimator's settings as ``--est-*`` (``--aggregation``, ``--trigger`` for short)."""
+    from rredcot_viz.estimators import estimators
+
+    parser.add_argument(
+        "--estimator", default="rredcot", choices=estimators.names(), help="how states are valued (default rredcot)"
+    )
+    add_settings_arguments(
+        parser,
+        {name: estimators.get(name).Config for name in estimators.names()},
+        prefix="est",
+        aliases=ESTIMATOR_ALIASES,
+        title="estimator settings (those of the chosen --estimator)",
+    )
+
+
+def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
+    """The analysis settings (scope, boundaries, redistribution variant) and the prompt."""
+    add_settings_arguments(parser, [AnalysisConfig], initial=CLI_ANALYSIS, title="analysis settings")
+    parser.add_argument("--no-chat-template", action="store_true", help="raw prompt instead of the chat template")
+
+
+def add_method_arguments(parser: argparse.ArgumentParser) -> None:
+    add_segmenter_arguments(parser)
+    add_estimator_arguments(parser)
+    add_analysis_arguments(parser)
+
+
+def build_segmenter(args: argparse.Namespace):
+    from rredcot_viz.segmenters import segmenters
+
+    segmenter_type = segmenters.get(args.segmenter)
+    what = f"segmenter {args.segmenter!r}"
+    return segmenter_type(**settings_from_args(args, segmenter_type.Config, prefix="seg", what=what))
 
 
 def build_methods(args: argparse.Namespace):
     from rredcot_viz.estimators import estimators
-    from rredcot_viz.segmenters import segmenters
 
-    segmenter_type = segmenters.get(args.segmenter)
-    seg_options = parse_overrides(segmenter_type.Config, args.seg_opt)
-    if args.k is not None:
-        seg_options["k"] = args.k
-    if args.merge_score:
-        seg_options["merge_score"] = args.merge_score
     estimator_type = estimators.get(args.estimator)
-    est_options = parse_overrides(estimator_type.Config, args.est_opt)
-    if args.aggregation:
-        est_options["aggregation"] = args.aggregation
-    if args.trigger:
-        est_options["trigger"] = args.trigger.encode().decode("unicode_escape")
-    return segmenter_type(**seg_options), estimator_type(**est_options)
+    settings = settings_from_args(args, estimator_type.Config, prefix="est", what=f"estimator {args.estimator!r}")
+    return build_segmenter(args), estimator_type(**settings)
 
 
-def analysis_config(args: argparse.Namespace):
-    from rredcot_viz.engine import AnalysisConfig
+def analysis_config(args: argparse.Namespace) -> AnalysisConfig:
     from rredcot_viz.scoring import PromptConfig
 
     prompt = PromptConfig(chat_template=not args.no_chat_template)
-    return AnalysisConfig(prompt=prompt, scope=args.scope, boundaries=args.boundaries, variant=args.variant)
+    return replace(CLI_ANALYSIS, prompt=prompt, **settings_from_args(args, AnalysisConfig))
 
 
 def format_table(rows: list[dict[str, Any]], float_format: str = "{:+.4f}") -> str:
@@ -213,55 +247,57 @@ commands.register("analyze")(
 
 
 def _configure_compare(parser: argparse.ArgumentParser) -> None:
+    from rredcot_viz.attribution import attributions
+    from rredcot_viz.attribution.agreement import metrics
+    from rredcot_viz.estimators import estimators
+    from rredcot_viz.estimators.montecarlo import PRESETS
+
     add_trace_arguments(parser)
-    add_method_arguments(parser)
+    add_segmenter_arguments(parser)
+    add_analysis_arguments(parser)
     parser.add_argument(
         "--methods",
         default="rredcot,mc,loo,shapley,grad_x_input",
-        help="comma-separated estimators and attributions (e.g. rredcot,answer_only,mc,uniform,published_mc,"
-        "loo,shapley,grad_x_input,integrated_gradients,attention)",
+        help=f"comma-separated estimators and attributions, of {', '.join([*estimators, *attributions])}",
     )
-    parser.add_argument("--opt", action="append", metavar="METHOD.KEY=VALUE", help="a setting of one method")
-    parser.add_argument(
-        "--mc-preset",
-        default="cpu_quick",
-        help="Monte Carlo preset: method, thought_anchors, "
-        "vineppo, cpu_quick (default: 8 rollouts of at most 160 tokens)",
+    parser.add_argument("--mc-preset", default="cpu_quick", choices=list(PRESETS), help="Monte Carlo's starting "
+                        "settings, which --mc-* / --est-* options override (default cpu_quick)")  # fmt: skip
+    add_settings_arguments(
+        parser,
+        {name: estimators.get(name).Config for name in estimators.names()},
+        prefix="est",
+        initial=PRESETS["cpu_quick"],
+        aliases=MC_ALIASES,
+        title="estimator settings (every chosen estimator that has the setting gets it)",
     )
-    parser.add_argument("--mc-rollouts", type=int, help="rollouts per state (overrides the preset)")
-    parser.add_argument("--mc-max-tokens", type=int, help="token cap per rollout (overrides the preset)")
-    parser.add_argument("--mc-temperature", type=float, help="sampling temperature (overrides the preset)")
-    parser.add_argument("--metric", default="spearman", help="spearman, kendall, pearson, top3_overlap, sign_agreement")
+    add_settings_arguments(
+        parser,
+        {name: attributions.get(name).Config for name in attributions.names()},
+        prefix="attr",
+        title="attribution settings (every chosen attribution that has the setting gets it)",
+    )
+    parser.add_argument("--metric", default="spearman", choices=metrics.names(), help="agreement (default spearman)")
     parser.add_argument("--preview", type=int, default=40, help="characters of segment text in the table")
     add_model_arguments(parser)
 
 
 def method_options(args: argparse.Namespace, methods: list[str]) -> dict[str, dict[str, Any]]:
+    """Each method's settings: Monte Carlo starts from ``--mc-preset``; ``--est-*`` / ``--attr-*`` options go to
+    every chosen method that has them."""
     from dataclasses import asdict
 
     from rredcot_viz.attribution import attributions
-    from rredcot_viz.errors import ConfigError
     from rredcot_viz.estimators import estimators
     from rredcot_viz.estimators.montecarlo import PRESETS
 
     options: dict[str, dict[str, Any]] = {name: {} for name in methods}
     if "mc" in options:
-        if args.mc_preset not in PRESETS:
-            raise ConfigError(f"unknown Monte Carlo preset {args.mc_preset!r}; choose one of {', '.join(PRESETS)}")
         options["mc"] = asdict(PRESETS[args.mc_preset])
-        for key, value in (
-            ("rollouts", args.mc_rollouts),
-            ("max_new_tokens", args.mc_max_tokens),
-            ("temperature", args.mc_temperature),
-        ):
-            if value is not None:
-                options["mc"][key] = value
-    for pair in args.opt or []:
-        name, _, setting = pair.partition(".")
-        if name not in options:
-            raise ConfigError(f"--opt {pair!r} names method {name!r}, which is not in --methods")
-        registry = estimators if name in estimators else attributions
-        options[name].update(parse_overrides(registry.get(name).Config, [setting]))
+    for registry, prefix in ((estimators, "est"), (attributions, "attr")):
+        known = {name: registry.get(name).Config for name in registry.names()}
+        chosen = {name: known[registry.resolve(name)] for name in methods if name in registry}
+        for name, given in method_settings(args, chosen, prefix=prefix, known=known).items():
+            options[name].update(given)
     return options
 
 
@@ -272,7 +308,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     for name in methods:
         method_kind(name)  # unknown names fail before the model loads
     traces = select_traces(args)
-    segmenter, _ = build_methods(args)
+    segmenter = build_segmenter(args)
     options = method_options(args, methods)
     analyzer = Analyzer(load_from_args(args), analysis_config(args))
     bars = ProgressBars()

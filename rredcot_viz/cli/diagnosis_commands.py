@@ -10,13 +10,22 @@ from dataclasses import replace
 from pathlib import Path
 
 from rredcot_viz.cli import Command, ProgressBars, commands
-from rredcot_viz.cli.analysis_commands import format_table, select_traces
+from rredcot_viz.cli.analysis_commands import (
+    add_segmenter_arguments,
+    add_trace_arguments,
+    build_segmenter,
+    format_table,
+    select_traces,
+)
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
-from rredcot_viz.cli.options import add_input_arguments, input_options, parse_overrides
+from rredcot_viz.cli.options import add_input_arguments, add_settings_arguments, input_options, settings_from_args
 
 
 def _configure_eval(parser: argparse.ArgumentParser) -> None:
     from rredcot_viz.diagnosis import detectors
+    from rredcot_viz.engine import AnalysisConfig
+    from rredcot_viz.segmenters import segmenters
+    from rredcot_viz.workflows.diagnose import EvaluationRequest
 
     parser.add_argument("--data", required=True, help="ProcessBench-format file (steps + label)")
     parser.add_argument("--detector", default="all", help=f"comma list of {', '.join(detectors.names())}, or all")
@@ -37,10 +46,15 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
         help="file to take reference answers/solutions from by question (auto: GSM8K test for the "
         "GSM8K split), or none",
     )
-    parser.add_argument("--opt", action="append", metavar="DETECTOR.KEY=VALUE", help="a detector setting")
     add_input_arguments(parser)
-    parser.add_argument("--segmenter", default="given", help="given (default: segment t = step t)")
-    parser.add_argument("--variant", default="exact_sum")
+    parser.add_argument(
+        "--segmenter",
+        default=EvaluationRequest.segmenter,
+        choices=segmenters.names(),
+        help=f"how records are segmented; predictions map onto the steps (default {EvaluationRequest.segmenter}: "
+        "segment t = step t)",
+    )
+    add_settings_arguments(parser, [AnalysisConfig], exclude=("scope", "boundaries"), title="analysis settings")
     parser.add_argument("--no-store", action="store_true", help="do not record the run in the DuckDB store")
     parser.add_argument(
         "--calibrate-on",
@@ -56,11 +70,14 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
         help="stop before loading the model when a detector cannot run on every record (default: run each "
         "detector on the records it can run on and count the others as misses)",
     )
+    for name in detectors.names():  # per detector: the same name (threshold) means different things in each
+        add_settings_arguments(parser, {name: detectors.get(name).Config}, prefix=name, title=f"{name} settings")
     add_model_arguments(parser)
 
 
 def _run_eval(args: argparse.Namespace) -> int:
     from rredcot_viz.diagnosis import detectors
+    from rredcot_viz.engine import AnalysisConfig
     from rredcot_viz.errors import ConfigError
     from rredcot_viz.store import Store
     from rredcot_viz.workflows.diagnose import (
@@ -73,12 +90,13 @@ def _run_eval(args: argparse.Namespace) -> int:
     )
 
     names = detectors.names() if args.detector == "all" else [n.strip() for n in args.detector.split(",")]
-    options: dict[str, dict] = {detectors.resolve(n): {} for n in names}
-    for pair in args.opt or []:
-        name, _, setting = pair.partition(".")
-        if detectors.resolve(name) not in options:
-            raise ConfigError(f"--opt {pair!r} names detector {name!r}, which is not being evaluated")
-        options[detectors.resolve(name)].update(parse_overrides(detectors.get(name).Config, [setting]))
+    options = {detectors.resolve(n): {} for n in names}
+    for name in detectors.names():
+        given = settings_from_args(args, detectors.get(name).Config, prefix=name)
+        if given and name not in options:
+            raise ConfigError(f"--{name.replace('_', '-')}-* options set detector {name!r}, which is not evaluated")
+        if given:
+            options[name].update(given)
     request = EvaluationRequest(
         Path(args.data),
         options,
@@ -90,7 +108,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         balanced=args.balanced,
         references=args.references,
         segmenter=args.segmenter,
-        variant=args.variant,
+        **settings_from_args(args, AnalysisConfig),
         strict=args.strict,
     )
     started = time.perf_counter()
@@ -142,31 +160,44 @@ def headline(outcome) -> str:
 
 
 def _configure_resample(parser: argparse.ArgumentParser) -> None:
-    from rredcot_viz.cli.analysis_commands import add_trace_arguments
+    from rredcot_viz.diagnosis import detectors
+    from rredcot_viz.diagnosis.resample import ResetConfig
 
     add_trace_arguments(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--segment", type=int, help="reset before this 1-based segment")
-    where.add_argument("--detector", help="reset where this detector puts the first error (SRPO: self_localize)")
+    where.add_argument(
+        "--detector",
+        choices=detectors.names(),
+        help="reset where this detector puts the first error (SRPO: self_localize)",
+    )
     where.add_argument("--random", action="store_true", help="reset at a uniformly random segment (RRPO)")
-    parser.add_argument("--segmenter", default="hybrid")
-    parser.add_argument("--k", type=int, default=8)
-    parser.add_argument("--suffixes", "-G", type=int, default=4)
-    parser.add_argument("--max-new-tokens", type=int, default=256)
-    parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--seed", type=int, default=0)
+    add_segmenter_arguments(parser)
+    add_settings_arguments(parser, [ResetConfig], aliases={"suffixes": ("-G",)}, title="resampling settings")
+    add_settings_arguments(
+        parser,
+        {name: detectors.get(name).Config for name in detectors.names()},
+        prefix="det",
+        title="detector settings (those of the chosen --detector)",
+    )
     add_model_arguments(parser)
 
 
 def _setup(args: argparse.Namespace):
     from rredcot_viz.diagnosis.resample import ResetConfig
     from rredcot_viz.engine import AnalysisConfig, Analyzer
-    from rredcot_viz.segmenters import segmenters
 
-    segmenter_type = segmenters.get(args.segmenter)
-    options = {"k": args.k} if "k" in segmenter_type.Config.__dataclass_fields__ and args.segmenter != "given" else {}
-    config = ResetConfig(args.suffixes, args.temperature, 0.95, args.max_new_tokens, args.seed)
-    return Analyzer(load_from_args(args), AnalysisConfig(boundaries="states")), segmenter_type(**options), config
+    config = ResetConfig(**settings_from_args(args, ResetConfig))
+    return Analyzer(load_from_args(args), AnalysisConfig(boundaries="states")), build_segmenter(args), config
+
+
+def _detector(args: argparse.Namespace, name: str, **preset):
+    """The detector ``name`` with ``preset`` settings under the ``--det-*`` options given."""
+    from rredcot_viz.diagnosis import detectors
+
+    detector_type = detectors.get(name)
+    given = settings_from_args(args, detector_type.Config, prefix="det", what=f"detector {name!r}")
+    return detector_type(**{**preset, **given})
 
 
 def _print_reset(result) -> None:
@@ -184,19 +215,16 @@ def _print_reset(result) -> None:
 def _run_resample(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from rredcot_viz.diagnosis import detectors
     from rredcot_viz.diagnosis.resample import detector_reset_step, random_reset_step, reset_resample
 
+    detector = _detector(args, args.detector) if args.detector else None  # a bad setting stops before the model
     analyzer, segmenter, config = _setup(args)
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(config.seed)
     for trace in select_traces(args):
         analyzer.context(trace).stats  # noqa: B018
         k = analyzer.segment(trace, segmenter).k
-        if args.detector:
-            step, source = (
-                detector_reset_step(analyzer, trace, segmenter, detectors.get(args.detector)()),
-                f"detector:{args.detector}",
-            )
+        if detector is not None:
+            step, source = detector_reset_step(analyzer, trace, segmenter, detector), f"detector:{detector.name}"
         elif args.random:
             step, source = random_reset_step(k, rng), "random"
         else:
@@ -212,15 +240,14 @@ def _configure_batch(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_batch(args: argparse.Namespace) -> int:
-    from rredcot_viz.diagnosis import detectors
     from rredcot_viz.diagnosis.resample import compare_resets
 
+    detector = _detector(args, args.detector or "self_localize", variant="l2")  # SRPO's localisation prompt
     analyzer, segmenter, config = _setup(args)
-    detector = detectors.get(args.detector or "self_localize")(variant="l2")
     started = time.perf_counter()
     bars = ProgressBars()
     comparison = compare_resets(
-        analyzer, select_traces(args), segmenter, detector, config, args.seed, bars.callback("failed traces")
+        analyzer, select_traces(args), segmenter, detector, config, config.seed, bars.callback("failed traces")
     )
     bars.close()
     rows = []

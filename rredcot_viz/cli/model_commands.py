@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import get_args
 
 from rredcot_viz.cli import Command, commands
 from rredcot_viz.model.catalogue import CATALOGUE
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    from rredcot_viz.model.loading import DType, ModelConfig, Quantization
+
     group = parser.add_argument_group("model")
     group.add_argument(
         "--model",
@@ -16,13 +19,13 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"embedded (default), a catalogue key ({', '.join(CATALOGUE)}), a GGUF file, a model dir or a HF id",
     )
     group.add_argument("--gguf-file", help="GGUF file name inside --model when it is a directory or HF repo")
-    group.add_argument("--quantization", choices=["none", "8bit", "4bit"], default="none")
+    group.add_argument("--quantization", choices=get_args(Quantization), default=ModelConfig.quantization)
     group.add_argument(
         "--allow-quantization-fallback",
         action="store_true",
         help="without CUDA, load in full precision instead of failing when 8/4-bit is asked for",
     )
-    group.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto")
+    group.add_argument("--dtype", choices=get_args(DType), default=ModelConfig.dtype)
     group.add_argument("--device", default="auto")
     group.add_argument("--online", action="store_true", help="allow Hugging Face hub downloads (off by default)")
     group.add_argument("--trust-remote-code", action="store_true", help="run model code shipped with the weights")

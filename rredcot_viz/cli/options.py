@@ -1,62 +1,102 @@
 """Command-line options generated from the config dataclasses' settings (``rredcot_viz.settings``), so a
-setting added to a config is an option with no CLI change; and the options every file-reading command shares."""
+setting added to a config is an option with no CLI change; and the options every file-reading command shares.
+
+    add_settings_arguments(parser, [HybridSegmenterConfig, ...], prefix="seg")   # --seg-k, --seg-merge-score, ...
+    segmenter = HybridSegmenter(**settings_from_args(args, HybridSegmenterConfig, prefix="seg"))
+"""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.settings import specs
+from rredcot_viz.settings import SettingSpec, specs
 
 
 def add_settings_arguments(
-    parser: argparse.ArgumentParser, config_types: list[type], *, prefix: str = "", title: str | None = None
+    parser: argparse.ArgumentParser,
+    config_types: Sequence[type] | Mapping[str, type],
+    *,
+    prefix: str = "",
+    title: str | None = None,
+    initial: Any = None,
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    exclude: tuple[str, ...] = (),
 ) -> None:
-    """One ``--[prefix-]name`` option per setting of any of ``config_types`` (``settings.setting``), with its
-    help, choices and default; an option left out keeps the config's default. A setting only some of the types
-    have says which in its help."""
+    """One ``--[prefix-]name`` option per setting of any of ``config_types`` (``settings.setting``; a mapping
+    names each type, e.g. by its registered method), with its help, choices and default; an option left out keeps
+    the default. A setting only some of the types have says which in its help, and a default that differs
+    between them is given per type. ``initial`` (a config the command starts from, e.g. a preset) supplies the
+    defaults shown where it has the setting; ``aliases`` gives a setting extra flags (``{"k": ["--k"]}``)."""
+    named = config_types if isinstance(config_types, Mapping) else {_short(t.__name__): t for t in config_types}
     group = parser.add_argument_group(title) if title else parser
-    by_name: dict[str, list] = {}
-    for config_type in config_types:
+    by_name: dict[str, dict[str, SettingSpec]] = {}
+    for label, config_type in named.items():
         for spec in specs(config_type):
-            by_name.setdefault(spec.name, []).append(spec)
-    owners = {t.__name__ for t in config_types}
+            if spec.name not in exclude:
+                by_name.setdefault(spec.name, {})[label] = spec
     for name, found in by_name.items():
-        spec = found[0]
-        where = {s.owner for s in found}
-        scope = "" if where == owners or len(owners) == 1 else f" [{', '.join(sorted(_short(o) for o in where))}]"
-        flag = "--" + (f"{prefix}-" if prefix else "") + name.replace("_", "-")
-        shown = ",".join(map(str, spec.default)) if spec.kind == "tuple" else spec.default
-        help_text = f"{spec.help}{scope} (default {shown})".replace("%", "%%")
+        spec = next(iter(found.values()))
+        scope = "" if len(found) == len(named) or len(named) == 1 else f" [{', '.join(found)}]"
+        defaults: dict[str, list[str]] = {}
+        for label, owned in found.items():
+            defaults.setdefault(_shown(owned, getattr(initial, name, owned.default)), []).append(label)
+        shown = next(iter(defaults)) if len(defaults) == 1 else "; ".join(f"{v} for {', '.join(k)}" for v, k in
+                                                                          defaults.items())  # fmt: skip
+        help_text = f"{_shared_help(found)}{scope} (default {shown})".replace("%", "%%")
         options: dict[str, Any] = {"dest": _dest(prefix, name), "default": None, "help": help_text}
         if spec.kind == "bool":
             options["action"] = argparse.BooleanOptionalAction
-        elif spec.choices is not None:
-            options["choices"] = [str(c) for c in spec.choices]
+        elif all(s.choices is not None for s in found.values()):  # the union, when types offer different ones
+            options["choices"] = list(dict.fromkeys(str(c) for s in found.values() for c in s.choices or ()))
         else:
             options["metavar"] = spec.kind.upper()
-        group.add_argument(flag, **options)
+        group.add_argument(_flag(prefix, name), *(aliases or {}).get(name, ()), **options)
 
 
-def settings_from_args(args: argparse.Namespace, config_type: type, *, prefix: str = "") -> dict[str, Any]:
+def settings_from_args(
+    args: argparse.Namespace, config_type: type, *, prefix: str = "", what: str | None = None
+) -> dict[str, Any]:
     """The settings of ``config_type`` given on the command line (coerced and checked); an option given that
-    ``config_type`` does not have is an error naming the settings it has."""
+    ``config_type`` does not have is an error naming ``what`` (default: the type) and the options it has."""
     mine = {spec.name: spec for spec in specs(config_type)}
     given: dict[str, Any] = {}
-    for key, raw in vars(args).items():
-        if raw is None or not key.startswith(_dest(prefix, "")):
-            continue
-        name = key[len(_dest(prefix, "")) :]
+    for name, raw in given_settings(args, prefix=prefix).items():
         if name not in mine:
-            flag = "--" + (f"{prefix}-" if prefix else "") + name.replace("_", "-")
+            valid = ", ".join(_flag(prefix, n) for n in mine) or "none"
             raise ConfigError(
-                f"{flag} is not a setting of {_short(config_type.__name__)}; its settings: {', '.join(mine)}"
+                f"{_flag(prefix, name)} is not a setting of {what or _short(config_type.__name__)}; its settings: "
+                f"{valid}"
             )
         given[name] = mine[name].coerce(raw)
     return given
+
+
+def method_settings(
+    args: argparse.Namespace, config_types: Mapping[str, type], *, prefix: str, known: Mapping[str, type]
+) -> dict[str, dict[str, Any]]:
+    """For several methods run together (``compare``): each method's settings among the options given under one
+    ``prefix``. An option none of them has is an error naming the ``known`` methods that have it."""
+    given = given_settings(args, prefix=prefix)
+    chosen: dict[str, dict[str, Any]] = {method: {} for method in config_types}
+    for name, raw in given.items():
+        takers = [method for method, config_type in config_types.items() if _spec(config_type, name) is not None]
+        if not takers:
+            owners = [method for method, config_type in known.items() if _spec(config_type, name) is not None]
+            raise ConfigError(
+                f"{_flag(prefix, name)} is a setting of {', '.join(owners) or 'no method'}, which is not being run"
+            )
+        for method in takers:
+            chosen[method][name] = _spec(config_types[method], name).coerce(raw)  # type: ignore[union-attr]
+    return chosen
+
+
+def given_settings(args: argparse.Namespace, *, prefix: str = "") -> dict[str, str]:
+    """The raw text of every generated option under ``prefix`` that was given, by setting name."""
+    head = _dest(prefix, "")
+    return {key[len(head) :]: raw for key, raw in vars(args).items() if key.startswith(head) and raw is not None}
 
 
 def given_setting(args: argparse.Namespace, name: str, *, prefix: str = "") -> Any:
@@ -64,43 +104,39 @@ def given_setting(args: argparse.Namespace, name: str, *, prefix: str = "") -> A
     return getattr(args, _dest(prefix, name), None)
 
 
+def _spec(config_type: type, name: str) -> SettingSpec | None:
+    return next((spec for spec in specs(config_type) if spec.name == name), None)
+
+
 def _dest(prefix: str, name: str) -> str:
-    return f"setting_{prefix}_{name}" if prefix else f"setting__{name}"
+    return f"setting:{prefix}:{name}"  # ':' never occurs in a name, so one prefix never claims another's options
+
+
+def _flag(prefix: str, name: str) -> str:
+    return "--" + "-".join(part.replace("_", "-") for part in (prefix, name) if part)
+
+
+def _shown(spec: SettingSpec, value: Any) -> str:
+    if value is None or (spec.kind == "tuple" and not value):
+        return "none"
+    if spec.kind == "tuple":
+        return ",".join(map(str, value))
+    return repr(value) if spec.kind == "str" and value != value.strip() else str(value)
+
+
+def _shared_help(found: Mapping[str, SettingSpec]) -> str:
+    """One help for a setting several types describe: their common first clause, else each type's own."""
+    helps: dict[str, list[str]] = {}
+    for label, spec in found.items():
+        helps.setdefault(spec.help, []).append(label)
+    first = next(iter(helps)).split("; ")[0]
+    if len(helps) == 1 or all(text.startswith(first) for text in helps):
+        return next(iter(helps)) if len(helps) == 1 else first
+    return "; ".join(f"{', '.join(labels)}: {text}" for text, labels in helps.items())
 
 
 def _short(owner: str) -> str:
     return owner.removesuffix("Config") or owner
-
-
-def parse_overrides(config_type: type, pairs: list[str] | None) -> dict[str, Any]:
-    defaults = {f.name: f for f in dataclasses.fields(config_type)}
-    overrides: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, raw = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep:
-            raise ConfigError(f"option {pair!r} must look like key=value")
-        if key not in defaults:
-            raise ConfigError(f"{config_type.__name__} has no setting {key!r}; settings: {', '.join(defaults)}")
-        overrides[key] = _coerce(raw, defaults[key], config_type())
-    return overrides
-
-
-def _coerce(raw: str, field: dataclasses.Field, instance: Any) -> Any:
-    default = getattr(instance, field.name)
-    if isinstance(default, bool):
-        if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
-            raise ConfigError(f"{field.name} needs true or false, got {raw!r}")
-        return raw.lower() in ("true", "1", "yes")
-    if isinstance(default, int) or (default is None and raw.isdigit()):
-        return int(raw)
-    if isinstance(default, float):
-        return float(raw)
-    if isinstance(default, tuple):
-        return tuple(item for item in raw.split(",") if item)
-    if raw.lower() == "none":
-        return None
-    return json.loads(raw) if raw.startswith('"') else raw.encode().decode("unicode_escape")
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:

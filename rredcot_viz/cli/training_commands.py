@@ -22,7 +22,9 @@ def _configure_train(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="RUN_ID", help="continue this run from its last checkpoint")
     parser.add_argument("--no-store", action="store_true", help="do not log to the DuckDB store")
     add_model_arguments(parser)
-    add_settings_arguments(parser, [methods.get(name).Config for name in methods.names()], title="training settings")
+    add_settings_arguments(
+        parser, {name: methods.get(name).Config for name in methods.names()}, title="training settings"
+    )
 
 
 def _run_train(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 from rredcot_viz.errors import ConfigError, MissingReferenceError, RredcotError
 from rredcot_viz.model.meter import measure
 from rredcot_viz.registry import Registry
-from rredcot_viz.settings import with_overrides
+from rredcot_viz.settings import Settings, with_overrides
 from rredcot_viz.traces.needs import describe, missing
 from rredcot_viz.types import CallCost
 
@@ -45,7 +45,7 @@ class FirstError:
 
 
 @dataclass(frozen=True)
-class DetectorConfig:
+class DetectorConfig(Settings):
     """Base of every detector's config."""
 
 

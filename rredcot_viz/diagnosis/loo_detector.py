@@ -18,7 +18,7 @@ import numpy as np
 from rredcot_viz.attribution import attributions
 from rredcot_viz.attribution.cached import attribute_cached
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
-from rredcot_viz.errors import ConfigError
+from rredcot_viz.settings import setting
 from rredcot_viz.traces.needs import missing
 
 if TYPE_CHECKING:
@@ -33,13 +33,11 @@ TARGET_NEEDS = {"reference": ("reference_answer",), "own": ("answer", "outcome")
 
 @dataclass(frozen=True)
 class LooDetectorConfig(DetectorConfig):
-    threshold: float = 0.1  # tau_loo, in log-prob units
-    trigger: str | None = None  # answer trigger (None: by trace style)
-    target: str = "auto"  # reference when the trace has a reference answer, else own
-
-    def __post_init__(self) -> None:
-        if self.target not in TARGETS:
-            raise ConfigError(f"target must be one of {', '.join(TARGETS)}, got {self.target!r}")
+    threshold: float = setting(0.1, "tau_loo: a step hurts when removing it moves the target's log-prob by more "
+                               "than this (nats)", low=0.0)  # fmt: skip
+    trigger: str | None = setting(None, "answer trigger (none: by trace style)", advanced=True)
+    target: str = setting("auto", "the answer read: the reference answer, the trace's own, or auto (reference "
+                          "when the trace has one)", choices=TARGETS)  # fmt: skip
 
 
 @detectors.register("loo")

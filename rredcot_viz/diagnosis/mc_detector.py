@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
-from rredcot_viz.errors import ConfigError, RredcotError
+from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators.montecarlo import MonteCarloEstimator, rollout_seed
+from rredcot_viz.settings import setting
 from rredcot_viz.traces.answers import answers_equivalent, normalize_answer, parse_number
 from rredcot_viz.traces.needs import missing
 
@@ -34,17 +35,17 @@ REWARDS = ("auto", "reference", "self_consistency")
 
 @dataclass(frozen=True)
 class MonteCarloDetectorConfig(DetectorConfig):
-    rollouts: int = 4  # M per probe (METHOD.md suggests 8; 4 keeps a 400-trace CPU run under an hour)
-    max_new_tokens: int = 128
-    temperature: float = 0.7
-    threshold: float = 0.0  # a state "fails" when its success rate is <= threshold
-    binary_search: bool = True
-    seed: int = 0
-    reward: str = "auto"  # reference | self_consistency | auto (reference when the trace has one)
-
-    def __post_init__(self) -> None:
-        if self.reward not in REWARDS:
-            raise ConfigError(f"reward must be one of {', '.join(REWARDS)}, got {self.reward!r}")
+    rollouts: int = setting(4, "rollouts M per probed state (METHOD.md suggests 8; 4 keeps a 400-trace CPU run "
+                            "under an hour)", low=1)  # fmt: skip
+    max_new_tokens: int = setting(128, "token cap per rollout", low=1)
+    temperature: float = setting(0.7, "sampling temperature", low=0.0, advanced=True)
+    threshold: float = setting(0.0, "a state fails when its success rate is at most this", low=0.0, high=1.0,
+                               advanced=True)  # fmt: skip
+    binary_search: bool = setting(True, "OmegaPRM binary search (else every state is probed)", advanced=True)
+    seed: int = setting(0, "seed of the rollouts", advanced=True)
+    reward: str = setting("auto", "a rollout succeeds when it reaches the reference answer, or agrees with the "
+                          "majority of rollouts from the question (auto: reference when the trace has one)",
+                          choices=REWARDS)  # fmt: skip
 
 
 @detectors.register("mc", aliases=("mc_binary_search",))

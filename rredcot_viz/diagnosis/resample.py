@@ -23,18 +23,19 @@ from rredcot_viz.estimators.montecarlo import MonteCarloEstimator
 from rredcot_viz.model.meter import measure
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.segmenters.base import Segmenter
+from rredcot_viz.settings import Settings, setting
 from rredcot_viz.stats import bootstrap_mean, wilson_interval
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost, Rollout
 
 
 @dataclass(frozen=True)
-class ResetConfig:
-    suffixes: int = 4  # G
-    temperature: float = 0.7
-    top_p: float = 0.95
-    max_new_tokens: int = 256
-    seed: int = 0
+class ResetConfig(Settings):
+    suffixes: int = setting(4, "suffixes G sampled after the kept prefix", low=1)
+    temperature: float = setting(0.7, "sampling temperature", low=0.0)
+    top_p: float = setting(0.95, "nucleus sampling mass", low=0.0, high=1.0, advanced=True)
+    max_new_tokens: int = setting(256, "token cap per suffix", low=1)
+    seed: int = setting(0, "seed of the suffixes (suffix i always gets the same one)")
 
     def sampler(self) -> MonteCarloEstimator:
         return MonteCarloEstimator(

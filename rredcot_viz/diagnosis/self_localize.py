@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
-from rredcot_viz.errors import ConfigError, RredcotError
+from rredcot_viz.errors import RredcotError
 from rredcot_viz.model.sampling import SamplingConfig
+from rredcot_viz.settings import setting
 from rredcot_viz.traces.answers import find_boxed
 from rredcot_viz.traces.needs import missing
 from rredcot_viz.types import CallCost
@@ -35,16 +36,14 @@ VARIANTS = ("l2", "neutral", "l1")
 
 @dataclass(frozen=True)
 class SelfLocalizeConfig(DetectorConfig):
-    variant: str = "neutral"
-    temperature: float = 0.3
-    top_p: float = 0.95
-    max_new_tokens: int = 256  # the official code allows 4096; small models loop rather than reason past this
-    seed: int = 0
-    batch_size: int = 16
-
-    def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+    variant: str = setting("neutral", "SRPO's prompt: l2 (the answer is wrong), neutral (may be right; allows "
+                           "'no error') or l1 (with the reference answer)", choices=VARIANTS)  # fmt: skip
+    temperature: float = setting(0.3, "sampling temperature of the reply", low=0.0, advanced=True)
+    top_p: float = setting(0.95, "nucleus sampling mass", low=0.0, high=1.0, advanced=True)
+    max_new_tokens: int = setting(256, "longest reply (the official code allows 4096; small models loop rather "
+                                  "than reason past this)", low=1, advanced=True)  # fmt: skip
+    seed: int = setting(0, "seed of the reply", advanced=True)
+    batch_size: int = setting(16, "replies sampled per forward pass", low=1, advanced=True)
 
 
 def localisation_prompt(question: str, steps: list[str], variant: str, answer: str | None = None) -> str:

@@ -19,6 +19,7 @@ from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, First
 from rredcot_viz.diagnosis.processbench import score
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.model.packing import Continuation
+from rredcot_viz.settings import setting
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
@@ -37,13 +38,15 @@ _SLOT = "\u0000SLOT\u0000"
 
 @dataclass(frozen=True)
 class StepVerifierConfig(DetectorConfig):
-    threshold: float = 0.5  # a step fails when p(Yes) / (p(Yes) + p(No)) is below this
-    yes: str = "Yes"
-    no: str = "No"
-    chat_template: bool = True
+    threshold: float = setting(0.5, "a step fails when p(Yes) / (p(Yes) + p(No)) is below this, in (0, 1)",
+                               low=0.0, high=1.0)  # fmt: skip
+    yes: str = setting("Yes", "the reply that means the step is correct", advanced=True)
+    no: str = setting("No", "the reply that means it is not", advanced=True)
+    chat_template: bool = setting(True, "ask through the model's chat template", advanced=True)
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.threshold < 1.0:
+        super().__post_init__()
+        if self.threshold in (0.0, 1.0):  # the open ends the range cannot express
             raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
         if not self.yes.strip() or not self.no.strip() or self.yes == self.no:
             raise ConfigError(f"yes and no must be two different non-empty words, got {self.yes!r}, {self.no!r}")

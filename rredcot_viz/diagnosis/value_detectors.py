@@ -9,14 +9,14 @@ value-drop detector). Tables name the estimator used, e.g. ``min_sigma[answer_on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
-from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators import estimators
+from rredcot_viz.settings import setting
 
 if TYPE_CHECKING:
     from rredcot_viz.engine.analyzer import Analyzer
@@ -25,17 +25,25 @@ if TYPE_CHECKING:
     from rredcot_viz.traces.trace import Trace
 
 
+def _estimator_choices() -> list[str]:
+    return ["auto", *estimators.names()]
+
+
+def estimator_setting() -> Any:
+    return setting("auto", "the value curve's estimator (auto: rredcot, answer_only or own_answer, the richest the "
+                   "trace can feed)", choices=_estimator_choices)  # fmt: skip
+
+
+ESTIMATOR_OPTIONS_HELP = "settings of that estimator, as a JSON object"
+
+
 @dataclass(frozen=True)
 class MinSigmaConfig(DetectorConfig):
-    threshold: float = 0.05  # tau_sigma
-    variant: str = "argmin"  # or "first_below": the earliest sigma_t < -tau
-    estimator: str = "auto"  # rredcot, answer_only or own_answer by what the trace has
-    estimator_options: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _check_estimator(self.estimator)
-        if self.variant not in ("argmin", "first_below"):
-            raise ConfigError(f"variant must be argmin or first_below, got {self.variant!r}")
+    threshold: float = setting(0.05, "tau_sigma: a step is flagged when its sigma is below -tau", low=0.0)
+    variant: str = setting("argmin", "flag the lowest sigma, or the earliest one below -tau",
+                           choices=("argmin", "first_below"))  # fmt: skip
+    estimator: str = estimator_setting()
+    estimator_options: dict[str, Any] = setting({}, ESTIMATOR_OPTIONS_HELP, advanced=True)
 
 
 AUTO_ORDER = ("rredcot", "answer_only", "own_answer")  # richest first
@@ -75,11 +83,6 @@ class ValueCurveDetector(Detector):
         return analyzer.analyze(trace, segmenter, self.estimator(trace), progress)
 
 
-def _check_estimator(name: str) -> None:
-    if name != "auto" and name not in estimators:
-        raise ConfigError(f"unknown estimator {name!r}; choose auto or one of {', '.join(estimators.names())}")
-
-
 @detectors.register("min_sigma")
 class MinSigma(ValueCurveDetector):
     """The most negative redistributed reward (variant B sigma), if below -tau."""
@@ -104,16 +107,12 @@ class MinSigma(ValueCurveDetector):
 
 @dataclass(frozen=True)
 class ValueDropConfig(DetectorConfig):
-    mode: str = "delta"  # "delta": first V_{t+1} - V_t <= -delta; "absolute": first V_{t+1} < tau_abs
-    delta: float = 0.2
-    absolute: float = 0.5
-    estimator: str = "auto"
-    estimator_options: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _check_estimator(self.estimator)
-        if self.mode not in ("delta", "absolute"):
-            raise ConfigError(f"mode must be delta or absolute, got {self.mode!r}")
+    mode: str = setting("delta", "flag the first step after which the value falls by delta or more, or the first "
+                        "after which it is below absolute", choices=("delta", "absolute"))  # fmt: skip
+    delta: float = setting(0.2, "the fall that flags a step (mode delta)", low=0.0)
+    absolute: float = setting(0.5, "the value below which a step is flagged (mode absolute)", low=0.0, high=1.0)
+    estimator: str = estimator_setting()
+    estimator_options: dict[str, Any] = setting({}, ESTIMATOR_OPTIONS_HELP, advanced=True)
 
 
 @detectors.register("value_drop")

@@ -11,6 +11,7 @@ import pandas as pd
 
 from rredcot_viz.diagnosis.base import Detector, FirstError
 from rredcot_viz.engine.analyzer import Analyzer
+from rredcot_viz.errors import RredcotError
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.settings import config_json
 from rredcot_viz.traces.trace import Trace
@@ -62,18 +63,16 @@ def cached_verdict(
 
 
 def evaluation_runs(store: Any) -> pd.DataFrame:
-    return store.query(
-        "SELECT run_id, json_extract_string(settings, '$.split') AS split, model_name, created_at FROM runs "
-        "WHERE kind = 'diagnosis' AND status = 'done' ORDER BY created_at DESC"
-    )
+    return store.evaluation_runs()
 
 
 def load_evaluation(store: Any, run_id: str) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
     """The run's table (detectors and baselines) and each detector's predictions and labels."""
-    summary = store.query("SELECT summary FROM runs WHERE run_id = ?", [run_id])["summary"][0]
-    table = pd.DataFrame(json.loads(summary)["table"])
-    payloads = store.query("SELECT method, payload FROM results WHERE result_key LIKE ?", [f"{run_id}:%"])
-    return table, {m: json.loads(p) for m, p in zip(payloads["method"], payloads["payload"], strict=True)}
+    evaluation = store.evaluation(run_id)
+    if evaluation is None:
+        raise RredcotError(f"no finished diagnosis run {run_id!r} in the store; pick one of evaluation_runs()")
+    table, payloads = evaluation
+    return pd.DataFrame(table), payloads
 
 
 def confusion_matrix(predictions: list[int | None], labels: list[int], n_steps: list[int]) -> np.ndarray:

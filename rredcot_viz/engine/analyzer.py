@@ -14,9 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators.base import ValueEstimator
-from rredcot_viz.estimators.redistribution import VARIANTS, Variant, redistribute
+from rredcot_viz.estimators.redistribution import Variant, redistribute
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.meter import measure
@@ -24,6 +23,7 @@ from rredcot_viz.scoring.cache import BoundaryCache
 from rredcot_viz.scoring.context import PromptConfig, TraceContext
 from rredcot_viz.segmenters.base import Segmentation, Segmenter, segmenters
 from rredcot_viz.segmenters.scope import Scope
+from rredcot_viz.settings import Settings, setting
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost, StateValues
 
@@ -32,21 +32,14 @@ ALL_BOUNDARY_SEGMENTERS = ("keyword", "line", "paragraph", "sentence")
 
 
 @dataclass(frozen=True)
-class AnalysisConfig:
+class AnalysisConfig(Settings):
     prompt: PromptConfig = field(default_factory=PromptConfig)
-    scope: Scope = "reasoning"
-    boundaries: Boundaries = "all"
-    """Which cuts the first model call scores: every text candidate (``all``), the chosen segmenter's
-    candidates (``segmenter``), or only the final states (``states``, a second call after the stats)."""
-    variant: Variant = "exact_sum"
-
-    def __post_init__(self) -> None:
-        if self.boundaries not in ("all", "segmenter", "states"):
-            raise ConfigError(f"boundaries must be all, segmenter or states, got {self.boundaries!r}")
-        if self.variant not in VARIANTS:
-            raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
-        if self.scope not in ("reasoning", "whole", "think"):
-            raise ConfigError(f"scope must be reasoning, whole or think, got {self.scope!r}")
+    scope: Scope = setting("reasoning", "what is segmented: the reasoning (before </think> or the final-answer "
+                           "sentence), the whole response, or everything before </think>", advanced=True)  # fmt: skip
+    boundaries: Boundaries = setting("all", "cuts the first model call scores: every text candidate (then any K "
+                                     "is free), the segmenter's, or only the final states", advanced=True)  # fmt: skip
+    variant: Variant = setting("exact_sum", "redistribution: exact_sum gives sum(sigma) = R exactly, difference "
+                               "sum(sigma) = R - Q-hat_1, proportional is for teaching only")  # fmt: skip
 
 
 @dataclass
@@ -131,6 +124,15 @@ class Analyzer:
                 prefixes |= set(given.candidate_cuts(context.segmenter_input("think", with_entropies=False)))
                 prefixes.add(context.region_tokens("think"))
         return prefixes
+
+    def pending(self, trace: Trace, segmenter: Segmenter, estimator: ValueEstimator) -> int:
+        """Model work ``analyze`` would still do (score items or rollouts, plus the token stats when missing);
+        0 means the analysis comes from the cache, instantly and with no model call."""
+        context = self.context(trace)
+        if not context.has_stats:
+            return 1 + estimator.pending(context, self.candidate_prefixes(context, segmenter), ())
+        states = self.segment(trace, segmenter).state_prefixes
+        return estimator.pending(context, self.candidate_prefixes(context, segmenter), states)
 
     def segment(self, trace: Trace, segmenter: Segmenter) -> Segmentation:
         context = self.context(trace)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.model.meter import measure
 from rredcot_viz.registry import Registry
-from rredcot_viz.settings import with_overrides
+from rredcot_viz.settings import Settings, with_overrides
 from rredcot_viz.traces.needs import describe, missing
 from rredcot_viz.types import ScoreSeries, StateValues
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class EstimatorConfig:
+class EstimatorConfig(Settings):
     """Base of every estimator's config."""
 
 
@@ -69,6 +69,13 @@ class ValueEstimator(ABC):
         """The target of a per-state series after the first ``prefix`` response tokens of ``subject``
         (a ``ScoringSubject``: ``trace`` and ``response``); fixed series keep their one target."""
         return series.target
+
+    def pending(self, context: TraceContext, candidates: set[int], states: tuple[int, ...]) -> int:
+        """Model work still needed for ``states`` (after the first call scores ``candidates``): the score items
+        not in the cache yet. 0 means the values come from the cache with no model call."""
+        prefixes = candidates | set(states)
+        items = [item for row in context.items(self.series(context), prefixes, self).values() for item in row]
+        return len(context.missing_items(items))
 
     def estimate(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None

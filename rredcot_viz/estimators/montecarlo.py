@@ -25,6 +25,7 @@ from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimat
 from rredcot_viz.estimators.rredcot import PLAIN_TRIGGER, THINKING_TRIGGER
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.sampling import SamplingConfig
+from rredcot_viz.settings import setting
 from rredcot_viz.stats import newcombe_difference, wilson_interval
 from rredcot_viz.traces.answers import answers_equivalent, extract_answer_detailed
 from rredcot_viz.types import Generation, PrefixSampling, Rollout, StateValues, content_key
@@ -36,27 +37,31 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class MonteCarloConfig(EstimatorConfig):
-    rollouts: int = 8
-    temperature: float = 0.7
-    top_p: float = 0.95
-    max_new_tokens: int = 2048
-    seed: int = 0
-    forced_answer: bool = False
-    forced_max_tokens: int = 16
-    trigger: str | None = None  # forced-answer trigger; None = by trace style, as for R-hat
-    progressive: bool = False
-    half_width: float = 0.10
-    max_rollouts: int = 32
-    progressive_batch: int = 4
-    batch_size: int = 16
-    stop_strings: tuple[str, ...] = ()  # end a rollout here too, e.g. where a few-shot prompt starts a new problem
+    rollouts: int = setting(8, "continuations sampled from every state (n)", low=1)
+    temperature: float = setting(0.7, "sampling temperature (0 = greedy)", low=0.0)
+    top_p: float = setting(0.95, "nucleus sampling mass, in (0, 1]", low=0.0, high=1.0, advanced=True)
+    max_new_tokens: int = setting(2048, "token cap per rollout; one that hits it without an answer is truncated",
+                                  low=1)  # fmt: skip
+    seed: int = setting(0, "base seed: rollout i of a state always gets the same seed", advanced=True)
+    forced_answer: bool = setting(False, "sample only the answer right after the prefix and the trigger",
+                                  advanced=True)  # fmt: skip
+    forced_max_tokens: int = setting(16, "token cap of a forced answer", low=1, advanced=True)
+    trigger: str | None = setting(None, "forced-answer trigger (none: by trace style, as for R-hat)", advanced=True)
+    progressive: bool = setting(False, "add batches until the Wilson half-width is small enough", advanced=True)
+    half_width: float = setting(0.10, "progressive: stop at this Wilson 95% half-width, in (0, 0.5)", low=0.0,
+                                high=0.5, advanced=True)  # fmt: skip
+    max_rollouts: int = setting(32, "progressive: at most this many rollouts per state", low=1, advanced=True)
+    progressive_batch: int = setting(4, "progressive: rollouts added per round", low=1, advanced=True)
+    batch_size: int = setting(16, "rows sampled per forward pass", low=1, advanced=True)
+    stop_strings: tuple[str, ...] = setting((), "also end a rollout at these texts, e.g. where a few-shot prompt "
+                                            "starts a new problem (comma-separated)", advanced=True)  # fmt: skip
 
     def __post_init__(self) -> None:
-        if self.rollouts < 1 or (self.max_rollouts < self.rollouts and self.progressive):
-            raise ConfigError(f"rollouts must be >= 1 (and <= max_rollouts when progressive), got {self.rollouts}")
-        if not 0 < self.half_width < 0.5:
-            raise ConfigError(f"half_width must be in (0, 0.5), got {self.half_width}")
-        SamplingConfig(temperature=self.temperature, top_p=self.top_p, max_new_tokens=self.max_new_tokens)
+        super().__post_init__()
+        if self.progressive and self.max_rollouts < self.rollouts:
+            raise ConfigError(f"rollouts must be <= max_rollouts when progressive, got {self.rollouts}")
+        if not 0 < self.half_width < 0.5 or self.top_p == 0:  # the open ends the ranges cannot express
+            raise ConfigError(f"need 0 < half_width < 0.5 and top_p > 0, got {self.half_width}, {self.top_p}")
 
 
 PRESETS: dict[str, MonteCarloConfig] = {
@@ -139,6 +144,12 @@ class MonteCarloEstimator(ValueEstimator):
             generation.finish_reason,
             len(generation.token_ids),
         )
+
+    def pending(self, context: TraceContext, candidates: set[int], states: tuple[int, ...]) -> int:
+        """Rollouts still to draw (progressive mode: at least its first batch per state)."""
+        wanted = min(self.config.rollouts, self.config.progressive_batch) if self.config.progressive else None
+        wanted = wanted or self.config.rollouts
+        return sum(max(0, wanted - len(self.rollouts(context, prefix))) for prefix in states[:-1])
 
     def state_values(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None

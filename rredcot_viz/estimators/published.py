@@ -11,6 +11,7 @@ import numpy as np
 
 from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
+from rredcot_viz.settings import setting
 from rredcot_viz.types import StateValues
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PublishedConfig(EstimatorConfig):
-    series: str = "mc_accuracy"
+    series: str = setting("mc_accuracy", "which of the trace's published per-step series to read")
 
 
 @estimators.register("published_mc")

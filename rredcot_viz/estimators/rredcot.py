@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.estimators.aggregation import CANDIDATE_NORMALIZED, aggregations, candidate_normalized
 from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
+from rredcot_viz.settings import setting
 from rredcot_viz.traces.answers import answers_equivalent, numbers_in
 from rredcot_viz.types import ScoreSeries, StateValues
 
@@ -38,33 +39,45 @@ PLAIN_TRIGGER = "\nTherefore, the final answer is \\boxed{"
 THINKING_TRIGGER = "\n</think>\n\nTherefore, the final answers is \\boxed{"  # Thought Anchors, verbatim
 
 
+def _answer_aggregations() -> list[str]:
+    return [*aggregations.names(), CANDIDATE_NORMALIZED]
+
+
+def alpha_setting(default: float) -> Any:
+    return setting(default, "weight of R-hat (answer now) in Q-hat", low=0.0)
+
+
+def beta_setting(default: float) -> Any:
+    return setting(default, "weight of v-hat (the reference path from here) in Q-hat", low=0.0)
+
+
 @dataclass(frozen=True)
 class RREDCoTConfig(EstimatorConfig):
-    aggregation: str = "seq_prob"  # R-hat: the probability of the answer span (mean_prob is not a probability)
-    path_aggregation: str = "geo_mean"  # v-hat: length-normalised probability of the (remaining) path
-    path_proposal: str = "remaining"  # v-hat scores the reference steps still ahead ("whole": all of P*)
-    alpha: float = 1.0
-    beta: float = 1.0
-    trigger: str | None = None  # None: the Thought Anchors suffix for thinking traces, else PLAIN_TRIGGER
-    answer_span: str = "answer_brace"  # score Y* ‖ "}" (the brace shows the answer is complete), or "answer"
-    path_separator: str = "\n\n"
-    extra_references: tuple[str, ...] = ()  # more correct paths for v-hat (never the trace itself)
-    debias: bool = False  # RLPR-style: R-hat_t <- clip(R-hat_t - R-hat_1, 0, 1)
-    max_candidates: int = 24  # candidate_normalized: at most this many numbers (the latest ones)
+    aggregation: str = setting("seq_prob", "how R-hat reads the answer's token probabilities (seq_prob: the "
+                               "span's probability; mean_prob is not one)", choices=_answer_aggregations)  # fmt: skip
+    path_aggregation: str = setting("geo_mean", "how v-hat reads the reference path's token probabilities "
+                                    "(geo_mean: length-normalised)", choices=aggregations.names)  # fmt: skip
+    path_proposal: str = setting("remaining", "v-hat scores the reference steps still ahead of the prefix, or the "
+                                 "whole reference path", choices=PATH_PROPOSALS, advanced=True)  # fmt: skip
+    alpha: float = alpha_setting(1.0)
+    beta: float = beta_setting(1.0)
+    trigger: str | None = setting(None, "text after the prefix that asks for the answer (none: the Thought Anchors "
+                                  "suffix for thinking traces, else the plain one)", advanced=True)  # fmt: skip
+    answer_span: str = setting("answer_brace", "score the answer with its closing brace (shows it is complete) or "
+                               "alone", choices=("answer_brace", "answer"), advanced=True)  # fmt: skip
+    path_separator: str = setting("\n\n", "text between the prefix and the reference path", advanced=True)
+    extra_references: tuple[str, ...] = ()  # more correct paths for v-hat (never the trace itself); texts, no option
+    debias: bool = setting(False, "RLPR debiasing: R-hat_t <- clip(R-hat_t - R-hat_1, 0, 1)", advanced=True)
+    max_candidates: int = setting(24, "candidate_normalized: at most this many numbers (the latest ones)", low=0,
+                                  advanced=True)  # fmt: skip
 
     def __post_init__(self) -> None:
-        if self.aggregation != CANDIDATE_NORMALIZED and self.aggregation not in aggregations:
-            valid = ", ".join([*aggregations.names(), CANDIDATE_NORMALIZED])
-            raise ConfigError(f"unknown aggregation {self.aggregation!r}; choose one of {valid}")
-        if self.alpha < 0 or self.beta < 0 or self.alpha + self.beta == 0:
+        for name in ("aggregation", "path_aggregation"):  # a registered alias (mean_token_prob) is stored by its name
+            if getattr(self, name) in aggregations:
+                object.__setattr__(self, name, aggregations.resolve(getattr(self, name)))
+        super().__post_init__()
+        if self.alpha + self.beta == 0:
             raise ConfigError(f"alpha and beta must be >= 0 and not both 0, got {self.alpha}, {self.beta}")
-        if self.path_aggregation not in aggregations:
-            valid = ", ".join(aggregations.names())
-            raise ConfigError(f"unknown path_aggregation {self.path_aggregation!r}; choose one of {valid}")
-        if self.path_proposal not in PATH_PROPOSALS:
-            raise ConfigError(f"path_proposal must be one of {', '.join(PATH_PROPOSALS)}, got {self.path_proposal!r}")
-        if self.answer_span not in ("answer_brace", "answer"):
-            raise ConfigError(f"answer_span must be 'answer_brace' or 'answer', got {self.answer_span!r}")
 
 
 @estimators.register("rredcot")
@@ -189,7 +202,7 @@ class RREDCoTEstimator(ValueEstimator):
 
 @dataclass(frozen=True)
 class AnswerOnlyConfig(RREDCoTConfig):
-    beta: float = 0.0
+    beta: float = beta_setting(0.0)
 
 
 @estimators.register("answer_only")
@@ -236,7 +249,7 @@ class OwnAnswerEstimator(AnswerOnlyEstimator):
 
 @dataclass(frozen=True)
 class ContinueOnlyConfig(RREDCoTConfig):
-    alpha: float = 0.0
+    alpha: float = alpha_setting(0.0)
 
 
 @estimators.register("continue_only")

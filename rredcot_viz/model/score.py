@@ -3,6 +3,7 @@ prefixes of one sequence with the prefix computation reused (``packing``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,13 +31,20 @@ class Scoring(ModelCore):
         *,
         stats_start: int | None = None,
         progress: ProgressFn | None = None,
+        on_stats: Callable[[TokenStats], None] | None = None,
+        on_chunk: Callable[[list[int], list[np.ndarray]], None] | None = None,
         cost: CallCost,
     ) -> ContinuationScores:
         """Per-token log-probs of each request's target after ``ids[:cut] + context``, reusing one pass over
-        ``ids`` (see ``packing``). With ``stats_start`` the same pass also yields ``token_stats``."""
+        ``ids`` (see ``packing``). With ``stats_start`` the same pass also yields ``token_stats``.
+
+        ``on_stats(stats)`` and ``on_chunk(request indices, their log-probs)`` hand over results as they arrive,
+        so a caller can keep them even if the call is cancelled part way (``progress`` may raise)."""
         self._check_requests(ids, requests)
         with self._guard(len(ids)), torch.inference_mode():
             cache, stats = self._prefill(ids, stats_start, cost)
+            if stats is not None and on_stats:
+                on_stats(stats)
             results: list[np.ndarray] = [np.empty(0)] * len(requests)
             chunks = plan_chunks(requests, self.pack_tokens)
             for done, members in enumerate(chunks, start=1):
@@ -56,6 +64,8 @@ class Scoring(ModelCore):
                 logprobs = _gather_logprobs(output.logits[0], chunk.target_ids.to(self.device))
                 for member, piece in zip(chunk.members, chunk.target_slices, strict=True):
                     results[member] = logprobs[piece]
+                if on_chunk:
+                    on_chunk(list(chunk.members), [results[member] for member in chunk.members])
                 if progress:
                     progress(done, len(chunks))
         return ContinuationScores(results, stats, cost)

@@ -112,24 +112,36 @@ class TraceContext:
     def ensure_items(
         self, items: list[ScoreItem], *, need_stats: bool = False, progress: ProgressFn | None = None
     ) -> CallCost:
-        """Score every item not in the cache yet (and the stats if asked and missing) in one packed call."""
-        missing = [item for item in items if item.prefix not in self.cache.series(self.key, item.key)]
-        missing = list({(item.key, item.prefix): item for item in missing}.values())
+        """Score every item not in the cache yet (and the stats if asked and missing) in one packed call. Results
+        enter the cache (and its store) as each packed chunk finishes: a cancelled call keeps what it scored."""
+        missing = self.missing_items(items)
         stats_start = len(self.prompt_ids) if need_stats and not self.has_stats else None
         if not missing and stats_start is None:
             return CallCost()
         requests = [Continuation(len(self.prompt_ids) + item.prefix, item.context, item.target) for item in missing]
+
+        def keep(members: list[int], logprobs: list[np.ndarray]) -> None:
+            by_key: dict[str, dict[int, np.ndarray]] = {}
+            for member, scores in zip(members, logprobs, strict=True):
+                by_key.setdefault(missing[member].key, {})[missing[member].prefix] = scores
+            for key, scores in by_key.items():
+                self.cache.put_scores(self.key, key, scores)
+
         result = self.lm.score_continuations(
-            self.ids, requests, stats_start=stats_start, progress=progress, operation="engine"
+            self.ids,
+            requests,
+            stats_start=stats_start,
+            progress=progress,
+            on_stats=lambda stats: self.cache.put_stats(self.key, stats),
+            on_chunk=keep,
+            operation="engine",
         )
-        if result.stats is not None:
-            self.cache.put_stats(self.key, result.stats)
-        by_key: dict[str, dict[int, np.ndarray]] = {}
-        for item, logprobs in zip(missing, result.logprobs, strict=True):
-            by_key.setdefault(item.key, {})[item.prefix] = logprobs
-        for key, scores in by_key.items():
-            self.cache.put_scores(self.key, key, scores)
         return result.cost
+
+    def missing_items(self, items: list[ScoreItem]) -> list[ScoreItem]:
+        """The items not in the cache yet, each (series, prefix) once."""
+        missing = [item for item in items if item.prefix not in self.cache.series(self.key, item.key)]
+        return list({(item.key, item.prefix): item for item in missing}.values())
 
     def item_scores(self, items: list[ScoreItem], progress: ProgressFn | None = None) -> list[np.ndarray]:
         """Target log-probs of each item (computed in one call if missing)."""

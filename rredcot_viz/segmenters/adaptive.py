@@ -21,16 +21,19 @@ from rredcot_viz.segmenters.base import (
     SegmenterInput,
     clamp_warning,
     is_word_initial,
+    k_setting,
     segmenters,
 )
+from rredcot_viz.settings import setting
 
 
 @dataclass(frozen=True)
 class AdaptiveEntropySegmenterConfig(SegmenterConfig):
-    kappa: float = 1.5
-    min_tokens: int = 16
-    max_tokens: int = 512
-    word_initial_only: bool = True
+    k: int | None = k_setting(None, "the K-1 highest-entropy admissible cuts are kept (none: every peak)")
+    kappa: float = setting(1.5, "cut at entropy peaks of at least mean + kappa std of the trace's entropies")
+    min_tokens: int = setting(16, "fewest tokens between two cuts (and from either end)", low=1)
+    max_tokens: int = setting(512, "a longer piece is cut at its highest-entropy token (without K)", low=1)
+    word_initial_only: bool = setting(True, "cut only before a token that starts a word")
 
     def __post_init__(self) -> None:
         super().__post_init__()

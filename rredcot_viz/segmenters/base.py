@@ -22,7 +22,7 @@ import numpy as np
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.registry import Registry
-from rredcot_viz.settings import with_overrides
+from rredcot_viz.settings import Settings, setting, with_overrides
 
 
 @dataclass(frozen=True)
@@ -106,15 +106,25 @@ class Segmentation:
         return (0, *self.cuts, self.segments[-1].token_span[1])
 
 
+MAX_K = 256
+
+
+def k_setting(default: int | None, help: str) -> Any:
+    """The ``k`` field of a segmenter that cuts to a target count, so its forms and options show K."""
+    return setting(default, f"target number of segments K (METHOD.md recommends 2-64); {help}", low=1, high=MAX_K)
+
+
 @dataclass(frozen=True)
-class SegmenterConfig:
-    """Base of every segmenter's config; ``k`` is the target count where the segmenter supports one."""
+class SegmenterConfig(Settings):
+    """Base of every segmenter's config. Every segmenter accepts ``k`` (the trainer hands one to whichever
+    segmenter it is given), but only those that cut to a count declare it a setting (``k_setting``)."""
 
     k: int | None = None
 
     def __post_init__(self) -> None:
-        if self.k is not None and not 1 <= self.k <= 256:
-            raise ConfigError(f"k must be between 1 and 256 (METHOD.md recommends 2-64), got {self.k}")
+        super().__post_init__()
+        if self.k is not None and not 1 <= self.k <= MAX_K:  # also for a segmenter whose k is not a setting
+            raise ConfigError(f"k must be between 1 and {MAX_K} (METHOD.md recommends 2-64), got {self.k}")
 
 
 class Segmenter(ABC):

@@ -10,12 +10,13 @@ from typing import Any
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.segmenters.base import Segmenter, SegmenterConfig, SegmenterInput, regex_cuts, segmenters
+from rredcot_viz.settings import setting
 
 
 @dataclass(frozen=True)
 class DelimiterSegmenterConfig(SegmenterConfig):
-    delimiter: str = "</thought>"
-    regex: bool = False  # treat ``delimiter`` as a regex (multiline) and cut before each match
+    delimiter: str = setting("</thought>", "cut after this text (\\n = newline), or before each match with regex")
+    regex: bool = setting(False, "read the delimiter as a (multiline) regex and cut before each match")
 
     def __post_init__(self) -> None:
         super().__post_init__()

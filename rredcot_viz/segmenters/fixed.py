@@ -7,19 +7,22 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from rredcot_viz.errors import ConfigError
-from rredcot_viz.segmenters.base import Segmenter, SegmenterConfig, SegmenterInput, is_word_initial, segmenters
+from rredcot_viz.segmenters.base import (
+    Segmenter,
+    SegmenterConfig,
+    SegmenterInput,
+    is_word_initial,
+    k_setting,
+    segmenters,
+)
+from rredcot_viz.settings import setting
 
 
 @dataclass(frozen=True)
 class FixedTokensSegmenterConfig(SegmenterConfig):
-    length: int = 128
-    snap_window: int = 8  # 0 = cut exactly every L tokens
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.length < 1 or self.snap_window < 0:
-            raise ConfigError(f"length must be >= 1 and snap_window >= 0, got {self.length}, {self.snap_window}")
+    k: int | None = k_setting(None, "L = ceil(T / K) (none: L = length)")
+    length: int = setting(128, "segment length L in tokens when K is not set", low=1)
+    snap_window: int = setting(8, "move each cut to a word start within this many tokens (0: exactly every L)", low=0)
 
 
 @segmenters.register("fixed_tokens", aliases=("fixed",))

@@ -26,20 +26,21 @@ from rredcot_viz.segmenters.base import (
     build_segmentation,
     clamp_warning,
     clean_cuts,
+    k_setting,
     segmenters,
 )
 from rredcot_viz.segmenters.keyword import KeywordSegmenterConfig, keyword_cuts
+from rredcot_viz.settings import setting
 
 
 @dataclass(frozen=True)
 class HybridSegmenterConfig(KeywordSegmenterConfig):
-    k: int | None = 12
-    merge_score: Literal["sum", "boundary"] = "sum"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.merge_score not in ("sum", "boundary"):
-            raise ConfigError(f"merge_score must be 'sum' or 'boundary', got {self.merge_score!r}")
+    k: int | None = k_setting(12, "the keyword/newline pieces are merged down to K (none: no merging)")
+    merge_score: Literal["sum", "boundary"] = setting(
+        "sum",
+        "the pair merged first: lowest summed entropy (sum), or lowest-entropy boundary (boundary: the K-1 "
+        "highest-entropy boundaries survive)",
+    )
 
 
 def merge_pieces(bounds: list[int], entropies: np.ndarray, k: int, score: str) -> tuple[list[int], list[MergeStep]]:

@@ -12,14 +12,16 @@ from typing import Any
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.segmenters.base import Segmenter, SegmenterConfig, SegmenterInput, segmenters
+from rredcot_viz.settings import setting
 
 DEFAULT_KEYWORDS = ("Wait", "But", "Alternatively", "Hmm", "Let me", "So", "Therefore", "Now", "Next")
 
 
 @dataclass(frozen=True)
 class KeywordSegmenterConfig(SegmenterConfig):
-    keywords: tuple[str, ...] = DEFAULT_KEYWORDS
-    newlines: bool = True
+    keywords: tuple[str, ...] = setting(DEFAULT_KEYWORDS, "discourse markers that open a segment at a line or "
+                                        "sentence start (comma-separated)")  # fmt: skip
+    newlines: bool = setting(True, "also cut after every run of newlines")
 
     def __post_init__(self) -> None:
         super().__post_init__()

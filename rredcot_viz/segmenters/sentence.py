@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from rredcot_viz.segmenters.base import Segmenter, SegmenterConfig, SegmenterInput, segmenters
+from rredcot_viz.settings import setting
 
 _SENTENCE_END = re.compile(r"[.?!](?=\s)\s*|\n\s*\n\s*|\r\n\r\n\s*")
 
 
 @dataclass(frozen=True)
 class SentenceSegmenterConfig(SegmenterConfig):
-    min_chars: int = 10
+    min_chars: int = setting(10, "a piece shorter than this many characters merges into the next one", low=0)
 
 
 @segmenters.register("sentence")

@@ -12,20 +12,21 @@ from rredcot_viz.engine.recorded import recorded_result
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.figures import trace_heatmap
+from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
-from rredcot_viz.model.meter import measure
 from rredcot_viz.scoring import TraceContext
 from rredcot_viz.segmenters import Segmenter
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost
 from rredcot_viz.ui import resources
-from rredcot_viz.ui.widgets import (
-    StreamlitProgress,
-    estimator_controls,
-    model_warning,
-    segmentation_controls,
-    trace_text_input,
-    usable_estimator,
+from rredcot_viz.ui.jobs import JobTexts, show_job
+from rredcot_viz.ui.method_controls import estimator_picker, segmenter_picker, usable_estimator
+from rredcot_viz.ui.pickers import model_warning, trace_text_input
+from rredcot_viz.workflows.analyze import FINISHED, AnalysisWork, start
+
+REUSE_NOTE = (
+    "Another K, aggregation or variant reuses the scores already computed (no model call); another estimator, or "
+    "a segmenter with boundaries of its own (sentence, fixed tokens, adaptive entropy), scores only what is missing."
 )
 
 
@@ -39,6 +40,7 @@ class Analysis:
     analyzer: Analyzer | None = None
     context: TraceContext | None = None
     segmenter: Segmenter | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def cost_caption(self) -> str:
@@ -46,8 +48,9 @@ class Analysis:
             return "recorded: no model calls"
         if self.cost.calls == 0:
             return "no model calls (from the cache)"
-        first = " · first analysis of this trace" if self.first_time else ""
-        return f"{self.cost.calls} model call: {self.cost.tokens_processed} tokens in {self.cost.seconds:.1f} s{first}"
+        job = " · computed in the background for these settings" if self.first_time else ""
+        calls = f"{self.cost.calls} model call{'s' if self.cost.calls > 1 else ''}"
+        return f"{calls}: {self.cost.tokens_processed} tokens in {self.cost.seconds:.1f} s{job}"
 
 
 def recorded_analysis(prefix: str, trace: Trace) -> Analysis | None:
@@ -73,53 +76,64 @@ def recorded_analysis(prefix: str, trace: Trace) -> Analysis | None:
 
 
 def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
-    """Segmentation and estimator controls, then the analysis with the loaded model (progress bar, its own cost);
-    a failure stops the page with a message, never a traceback."""
+    """Segmentation and estimator controls, then the analysis with the loaded model: from the cache at once
+    when every score is known, else as a background job (``workflows.analyze``) that this page watches; a
+    failure is a message, never a traceback."""
     model_warning(config)
-    segmenter = segmentation_controls(prefix, trace, text_input=trace_text_input(config, trace))
-    estimator, analysis_config = estimator_controls(prefix)
+    segmenter = segmenter_picker(prefix, trace, text_input=trace_text_input(config, trace))
+    estimator, analysis_config = estimator_picker(prefix)
     name, fallback_note = usable_estimator(estimator.name, trace)
     if fallback_note:
         st.info(fallback_note)
         estimator = estimators.get(name)(**{"aggregation": getattr(estimator.config, "aggregation", "mean_prob")})
-    progress = None
+    jobs = resources.jobs()
+    waited = f"{prefix}_waited_job"  # the job this session watched: its cost is this analysis's cost
     try:
-        analyzer = resources.analyzer(config, analysis_config)
-        context = analyzer.context(trace)
-        first_time = not context.has_stats
-        progress = StreamlitProgress(
-            "Scoring this segmenter's candidate boundaries (another K is then instant; another segmenter scores "
-            "only the boundaries it adds)"
-        )
-        preview = st.empty()
-        with measure() as spent:  # this computation's own cost, not other tabs' or jobs'
-            if first_time and "reference_solution" in estimator.needs:
-                with preview.container():
-                    _r_hat_preview(analyzer, trace, segmenter, getattr(estimator.config, "aggregation", "seq_prob"))
-            result = analyzer.analyze(trace, segmenter, estimator, progress=progress)
-        preview.empty()
-        progress.close()
+        work = AnalysisWork(resources.analyzer(config, analysis_config), trace, segmenter, estimator)
+        if work.pending:
+            job = start(work, jobs)
+            st.session_state[waited] = job.id
+            watch(job, work)  # stops the page; the job's end reruns it
+        result = work.result()
     except Exception as error:  # the page boundary: a message, never a traceback
-        if progress is not None:
-            progress.close()
         st.error(
             str(error) if isinstance(error, RredcotError) else f"The analysis failed: {type(error).__name__}: {error}"
         )
         st.stop()
-    return Analysis(result, spent.cost, first_time, analyzer, context, segmenter)
+    job = jobs.get(st.session_state.pop(waited, ""))
+    cost = CallCost()  # served from the cache
+    if job is not None and job.status == "done":
+        cost = CallCost(**{k: v for k, v in job.cost.items() if k in CallCost.__dataclass_fields__})
+    context = work.analyzer.context(trace)
+    return Analysis(result, cost, job is not None, work.analyzer, context, segmenter, (REUSE_NOTE,))
 
 
-def _r_hat_preview(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, aggregation: str) -> None:
-    """R-hat alone (a few short continuations, seconds) shown while v-hat's long reference continuations are
-    scored, so a first look never waits for the whole analysis; the full result replaces it."""
-    quick = analyzer.analyze(trace, segmenter, estimators.get("answer_only")(aggregation=aggregation))
-    segments = quick.segmentation.segments
-    st.caption("First look: R̂ alone (chance of the right answer if the trace stopped here); v̂ is being computed…")
-    st.html(
-        trace_heatmap(
-            [s.text for s in segments],
-            quick.sigma,
-            [{"R_hat": float(quick.values.values[s.index]), "sigma": float(quick.sigma[s.index])} for s in segments],
-            answer_text=trace.cot[segments[-1].char_span[1] :],
-        )
-    )
+def watch(job: Job, work: AnalysisWork) -> None:
+    """The job's progress (the app's one job view) and, once R-hat's scores are in, a first look at them; reruns
+    the page when the job is done, offers to continue it when it stopped. Stops the rest of the page meanwhile."""
+    jobs = resources.jobs()
+    texts = JobTexts(cancelled="The analysis was cancelled; what it scored is kept.")
+
+    @st.fragment(run_every=1.0)
+    def progress() -> None:
+        current = jobs.get(job.id) or job
+        if current.status == "done":
+            st.rerun()
+        show_job(current, "analysis", texts)
+        if current.status in FINISHED:
+            if st.button("Continue it (what was scored is kept)", key=f"analysis_continue_{job.id}"):
+                start(work, jobs)
+                st.rerun()
+            return
+        look = work.first_look()
+        if look is not None:
+            segments = look.segmentation.segments
+            tips = [
+                {"R_hat": float(look.values.values[s.index]), "sigma": float(look.sigma[s.index])} for s in segments
+            ]
+            st.caption("First look: R̂ alone (chance of the right answer if the trace stopped here); v̂ is coming…")
+            answer = work.trace.cot[segments[-1].char_span[1] :]
+            st.html(trace_heatmap([s.text for s in segments], look.sigma, tips, answer_text=answer))
+
+    progress()
+    st.stop()

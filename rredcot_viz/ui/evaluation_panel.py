@@ -11,9 +11,14 @@ from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.verdicts import confusion_matrix, evaluation_runs, load_evaluation
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.figures import confusion_heatmap
+from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import data_dir, shared_data_dir
-from rredcot_viz.ui import resources, widgets
+from rredcot_viz.segmenters import segmenters
+from rredcot_viz.ui import resources
+from rredcot_viz.ui.jobs import JobTexts, job_progress
+from rredcot_viz.ui.method_controls import method_picker, method_settings, summary
+from rredcot_viz.ui.upload import upload_widget
 from rredcot_viz.workflows.diagnose import EvaluationRequest, plan_evaluation, run_evaluation, store_evaluation
 
 DEFAULT_DETECTORS = ["min_sigma", "value_drop", "step_verifier"]  # cheap: one analysis and one pass per trace
@@ -27,29 +32,39 @@ def labelled_files() -> dict[str, Path]:
     return {str(path.relative_to(root)): path for path in found}
 
 
-def _chosen_file() -> tuple[Path, str] | None:
+def _chosen_file() -> tuple[Path, str, dict] | None:
+    """The file to evaluate, its name as the user knows it, and how to read it (an upload's options)."""
     files = labelled_files()
     choice = st.selectbox("Step-labelled file", [*files, UPLOAD], key="eval_file")
     if choice != UPLOAD:
-        return files[choice], choice
-    upload = st.file_uploader("ProcessBench-format JSON / JSONL", type=["json", "jsonl"], key="eval_upload")
+        return files[choice], choice, {}
+    upload = upload_widget("eval_upload", "ProcessBench-format JSON / JSONL")
     if upload is None:
         return None
     folder = data_dir() / "uploads"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / Path(upload.name).name  # the user's name, without any folder they sent
-    path.write_bytes(upload.getvalue())
-    return path, upload.name
+    path.write_bytes(upload.data)
+    read = upload.options
+    return path, upload.name, {"format": read.format, "field_map": read.field_map, "encoding": read.encoding}
 
 
 def start_form(config: ModelConfig) -> None:
+    names = st.multiselect(
+        "Detectors",
+        detectors.names(),
+        default=DEFAULT_DETECTORS,
+        key="eval_detectors",
+        help="\n\n".join(f"**{n}**: {summary(detectors, n)}" for n in detectors.names()),
+    )
     with st.form("eval_form"):
         chosen = _chosen_file()
         left, middle, right = st.columns(3)
         sample = left.number_input("Records (seeded sample)", 1, 5000, 20, key="eval_sample")
         seed = middle.number_input("Seed", 0, 10_000, 0, key="eval_seed")
-        segmenter = right.selectbox("Segments", ["given", "hybrid", "sentence"], key="eval_segmenter")
-        names = st.multiselect("Detectors", detectors.names(), default=DEFAULT_DETECTORS, key="eval_detectors")
+        with right:
+            segmenter = method_picker("Segments", segmenters, segmenters.names(), "eval_segmenter",
+                                      EvaluationRequest.segmenter)  # fmt: skip
         left, right = st.columns(2)
         balanced = left.checkbox(
             "Balanced sample", value=True, key="eval_balanced", help="equal numbers of erroneous and correct records"
@@ -60,23 +75,18 @@ def start_form(config: ModelConfig) -> None:
             help="stop before any model work when a detector cannot run on every record (default: run each on the "
             "records it can run on; the others count as misses)",
         )
+        options = method_settings({name: detectors.get(name).Config for name in names}, "eval")
         submitted = st.form_submit_button("Evaluate in the background")
     if not submitted:
         return
     if chosen is None or not names:
         st.error("Choose a file (or upload one) and at least one detector.")
         return
-    path, shown = chosen
-    detector_options = {name: {} for name in names}
+    path, shown, read = chosen
     request = EvaluationRequest(
-        path,
-        detector_options,
-        sample=int(sample),
-        sample_seed=int(seed),
-        segmenter=segmenter,
-        balanced=balanced,
-        strict=strict,
-    )
+        path, options, sample=int(sample), sample_seed=int(seed), segmenter=segmenter, balanced=balanced,
+        strict=strict, **read,
+    )  # fmt: skip
     try:  # the capability check reads trace fields only: it answers before the model is touched
         plan = plan_evaluation(request)
     except RredcotError as error:
@@ -85,7 +95,7 @@ def start_form(config: ModelConfig) -> None:
     st.session_state["eval_capabilities"] = [*plan.notes, *(c.line() for c in plan.capabilities)]
     lm, store = resources.model(config), resources.store()
 
-    def run(job):
+    def run(job: Job) -> str:
         def report(name: str, done: int, total: int) -> None:
             job.progress(names.index(name) * total + done, total * len(names), f"{name}: {done}/{total} traces")
 
@@ -97,13 +107,8 @@ def start_form(config: ModelConfig) -> None:
     st.session_state["eval_job"] = job.id
 
 
-@st.fragment(run_every=1.0)
-def job_progress() -> None:
-    job = resources.jobs().get(st.session_state.get("eval_job", ""))
-    if job is None:
-        return
-    text = f"{job.label}: {job.message or 'starting'} ({job.elapsed:.0f} s)"
-    if widgets.job_status(job, "eval", text, done="Evaluation stored.") and job.status == "done":
+def _open_run(job: Job) -> None:
+    if job.status == "done":
         st.session_state["diagnose_run"] = job.result
         st.rerun(scope="app")
 
@@ -144,5 +149,5 @@ def evaluation_panel(config: ModelConfig) -> None:
         "continuations sampled from the question (self-consistency); `step_verifier` asks the model about each "
         "step and needs nothing but the steps."
     )
-    job_progress()
+    job_progress("eval_job", JobTexts(done="Evaluation stored."), on_end=_open_run)
     stored_runs()

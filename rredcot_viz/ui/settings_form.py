@@ -3,11 +3,15 @@ its help, choices and range, so a setting added to a config appears in the app w
 
     values = settings_form(RREDCoTGRPOConfig, "train", initial=quick("rredcot"))
     config = config_for("rredcot", **values)
+
+A widget starts at ``initial``'s value (or the default) and follows it while the user has not touched it, so a
+default that depends on the page (the trace, the chosen method) never overrides a value the user chose.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -15,6 +19,7 @@ import streamlit as st
 from rredcot_viz.settings import SettingSpec, specs
 
 COLUMNS = 4
+Widget = Callable[[SettingSpec, str], Any]  # a custom widget for one setting: (its spec, its key) -> value
 
 
 def settings_form(
@@ -24,41 +29,63 @@ def settings_form(
     initial: Any = None,
     exclude: tuple[str, ...] = (),
     columns: int = COLUMNS,
+    custom: Mapping[str, Widget] | None = None,
+    more: str = "More settings",
 ) -> dict[str, Any]:
-    """Widgets for every setting of ``config_type`` (advanced ones in an expander), starting from ``initial``'s
-    values (or the defaults); returns the chosen values by field name, coerced to each field's type."""
+    """Widgets for every setting of ``config_type`` (advanced ones in an expander titled ``more``), keyed
+    ``{key}_{name}``, starting from ``initial``'s values (or the defaults); ``custom`` renders chosen settings
+    with a widget of the page's (e.g. K bounded by the trace). Returns the values by field name, coerced to each
+    field's type."""
     chosen = [spec for spec in specs(config_type) if spec.name not in exclude]
     values: dict[str, Any] = {}
     for advanced in (False, True):
         group = [spec for spec in chosen if spec.advanced == advanced]
         if not group:
             continue
-        container = st.expander("More settings") if advanced else st.container()
-        with container:
+        with st.expander(more) if advanced else st.container():
             cells = st.columns(columns)
             for index, spec in enumerate(group):
-                start = getattr(initial, spec.name) if initial is not None else spec.default
+                start = getattr(initial, spec.name, spec.default) if initial is not None else spec.default
                 with cells[index % columns]:
-                    values[spec.name] = spec.coerce(setting_widget(spec, start, f"{key}_{spec.name}"))
+                    widget_key = f"{key}_{spec.name}"
+                    if custom and spec.name in custom:
+                        raw = custom[spec.name](spec, widget_key)
+                    else:
+                        raw = setting_widget(spec, start, widget_key)
+                    values[spec.name] = spec.coerce(raw)
     return values
 
 
 def setting_widget(spec: SettingSpec, value: Any, key: str) -> Any:
-    """One widget for one setting, showing ``value``; returns what the user chose (text for free-form kinds)."""
+    """One widget for one setting, starting at ``value``; returns what the user chose (text for free-form kinds)."""
     label = spec.name.replace("_", " ").capitalize()
     if spec.kind == "bool":
-        return st.checkbox(label, value=bool(value), help=spec.help, key=key)
+        follow_default(key, bool(value))
+        return st.checkbox(label, help=spec.help, key=key)
     if spec.choices is not None:
         options = list(spec.choices)
-        return st.selectbox(label, options, index=options.index(value) if value in options else 0, help=spec.help,
-                            key=key)  # fmt: skip
+        follow_default(key, value if value in options else options[0])
+        return st.selectbox(label, options, help=spec.help, key=key)
     if spec.kind in ("int", "float") and not spec.optional:
-        number: dict[str, Any] = {"min_value": spec.low, "max_value": spec.high, "help": spec.help, "key": key}
+        cast = int if spec.kind == "int" else float
+        follow_default(key, cast(value))
+        low, high = (None if bound is None else cast(bound) for bound in (spec.low, spec.high))
         if spec.kind == "int":
-            return st.number_input(label, value=int(value), step=1, **number)
-        return st.number_input(label, value=float(value), format="%g", step=_step(float(value)), **number)
-    text = _as_text(spec, value)
-    return st.text_input(label, value=text, help=spec.help + (" (empty = none)" if spec.optional else ""), key=key)
+            return st.number_input(label, low, high, step=1, help=spec.help, key=key)
+        return st.number_input(label, low, high, step=_step(float(value)), format="%g", help=spec.help, key=key)
+    follow_default(key, _as_text(spec, value))
+    return st.text_input(label, help=spec.help + (" (empty = none)" if spec.optional else ""), key=key)
+
+
+def follow_default(key: str, default: Any) -> None:
+    """Let an untouched widget follow a default that depends on the page; a value the user chose stays (unless
+    the widget under ``key`` changed kind, e.g. K from a slider to a text box)."""
+    marker = f"{key}__default"
+    current = st.session_state.get(key)
+    untouched = key not in st.session_state or current == st.session_state.get(marker)
+    if untouched or type(current) is not type(default):
+        st.session_state[key] = default
+    st.session_state[marker] = default
 
 
 def _as_text(spec: SettingSpec, value: Any) -> str:

@@ -148,14 +148,8 @@ def save_run(
 
 
 def load_run(store: Any, run_id: str) -> list[DatasetRecord]:
-    frame = store.query("SELECT payload FROM results WHERE result_key LIKE ? ORDER BY created_at", [f"{run_id}:%"])
-    return [DatasetRecord(**json.loads(payload)) for payload in frame["payload"]]
+    return [DatasetRecord(**payload) for payload in store.dataset_records(run_id)]
 
 
 def dataset_runs(store: Any) -> pd.DataFrame:
-    return store.query(
-        "SELECT run_id, json_extract_string(settings, '$.label') AS label, model_name, "
-        "json_extract_string(settings, '$.segmenter') AS segmenter, json_extract_string(settings, '$.estimator') AS "
-        "estimator, json_extract(summary, '$.traces') AS traces, status, created_at FROM runs WHERE kind = 'dataset' "
-        "ORDER BY created_at DESC"
-    )
+    return store.dataset_runs()

@@ -139,24 +139,17 @@ def run_training(
 
 
 def training_runs(store: Any) -> pd.DataFrame:
-    """Stored training runs, newest first: id, method, status, steps logged, last held-out accuracy."""
-    runs = store.query(
-        "SELECT r.run_id, json_extract_string(r.settings, '$.method') AS method, r.status, r.created_at, "
-        "r.settings, r.model_fingerprint, max(m.step) AS steps_logged "
-        "FROM runs r LEFT JOIN train_metrics m USING (run_id) "
-        "WHERE r.kind = 'train' GROUP BY ALL ORDER BY r.created_at DESC"
-    )
-    runs["steps_planned"] = [json.loads(s).get("steps") for s in runs.pop("settings")]
-    return runs
+    """Stored training runs, newest first: id, method, status, base-model fingerprint, steps logged and planned."""
+    return store.training_runs()
 
 
 def stored_run(store: Any, run_id: str) -> tuple[TrainConfig, str]:
     """A stored training run's config and the fingerprint of the base model it was trained on."""
-    rows = store.query("SELECT settings, model_fingerprint FROM runs WHERE run_id = ? AND kind = 'train'", [run_id])
-    if rows.empty:
+    stored = store.train_run(run_id)
+    if stored is None:
         raise ConfigError(f"no training run {run_id!r} in the store")
-    config = stored_train_config(json.loads(rows["settings"][0]))
-    return config, str(rows["model_fingerprint"][0])
+    settings, fingerprint = stored
+    return stored_train_config(settings), fingerprint
 
 
 def trained_policy(base: LanguageModel, store: Any, run_id: str) -> tuple[LanguageModel, int]:

@@ -34,8 +34,11 @@ def test_methods_heatmap_and_agreement():
 def test_monte_carlo_runs_in_the_background_and_joins():
     app = run_page("pages/compare.py")
     app.multiselect(key="compare_methods").set_value(["rredcot", "mc"]).run()
-    app.slider(key="mc_n").set_value(2)
-    app.select_slider(key="mc_tokens").set_value(32).run()
+    rollouts = app.number_input(key="mc_rollouts")  # generated from MonteCarloConfig, started at cpu_quick
+    assert (rollouts.value, app.number_input(key="mc_max_new_tokens").value) == (8, 160)
+    assert rollouts.min == 1 and "continuations sampled from every state" in rollouts.help
+    rollouts.set_value(2)
+    app.number_input(key="mc_max_new_tokens").set_value(32).run()
     assert "joins the comparison once its rollouts" in app.info[-1].value
     app.button(key="mc_run").click().run()
     jobs = resources.jobs()

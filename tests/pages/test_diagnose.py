@@ -35,8 +35,10 @@ def test_verdicts_reset_tree_and_evaluation_view():
         "min_sigma[rredcot]", "value_drop[rredcot]", "loo[reference]", "step_verifier", "label"
     ]  # fmt: skip
     assert app.get("html")[0].proto.body.count("data-segment=") >= 2
-    app.slider(key="diagnose_g").set_value(2)
-    app.select_slider(key="diagnose_tokens").set_value(64)
+    suffixes = app.number_input(key="diagnose_reset_suffixes")  # generated from ResetConfig
+    assert suffixes.value == 4 and suffixes.min == 1 and "suffixes G" in suffixes.help
+    suffixes.set_value(2)
+    app.number_input(key="diagnose_reset_max_new_tokens").set_value(64)
     app.button(key="diagnose_resample").click().run()
     assert not app.exception
     tree = figure_titled(app, "Reset resampling")

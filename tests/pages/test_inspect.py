@@ -17,11 +17,26 @@ def segment_count(app) -> int:
     return len(re.findall(r'data-segment="\d+"', app.get("html")[0].proto.body))
 
 
+def settle(app):
+    """Rerun the page until its background analysis is done: AppTest does not fire the progress fragment's
+    timer, so the test waits for the job and reruns, as the fragment would."""
+    jobs = resources.jobs()
+    for _ in range(10):
+        active = [job for job in jobs.jobs(limit=20) if job.kind == "analysis" and job.active]
+        if not active:
+            assert not app.exception, [e.value for e in app.exception]
+            return app
+        for job in active:
+            assert jobs.wait(job, timeout=600).status == "done", job.error
+        app.run()
+    raise AssertionError("analysis jobs kept starting")
+
+
 def live_page():
     """The Inspect page re-scoring the default sample with the loaded model instead of its recording."""
     app = run_page()
     app.radio(key="inspect_source").set_value("live").run()
-    return app
+    return settle(app)
 
 
 def test_lands_on_the_recorded_scores_without_model_work():
@@ -65,7 +80,7 @@ def test_k_and_text_segmenters_among_the_candidates_make_no_model_calls():
     """The first analysis scores hybrid's candidates; K, keyword, paragraph, aggregation and variant reuse them,
     while sentence adds boundaries (one call) that a second visit then finds cached."""
     app = live_page()
-    app.sidebar.selectbox(key="trace_Samples").select_index(7).run()  # a long sample
+    settle(app.sidebar.selectbox(key="trace_Samples").select_index(7).run())  # a long sample
     counts = set()
     for k in (2, 3, 5, 6):
         app.slider(key="inspect_k").set_value(k).run()
@@ -78,8 +93,8 @@ def test_k_and_text_segmenters_among_the_candidates_make_no_model_calls():
     app.selectbox(key="inspect_aggregation").select("geo_mean").run()
     app.selectbox(key="inspect_variant").select("difference").run()
     assert "no model calls" in app.main.caption[0].value
-    app.selectbox(key="inspect_segmenter").select("sentence").run()
-    assert not app.exception and "1 model call" in app.main.caption[0].value
+    settle(app.selectbox(key="inspect_segmenter").select("sentence").run())
+    assert not app.exception and "1 model call:" in app.main.caption[0].value
     app.selectbox(key="inspect_segmenter").select("keyword").run()
     app.selectbox(key="inspect_segmenter").select("sentence").run()
     assert "no model calls" in app.main.caption[0].value
@@ -105,7 +120,7 @@ def test_trace_text_is_escaped():
     resources.store().put_traces([hostile], "user")
     app = run_page()
     app.sidebar.radio(key="trace_source").set_value("Stored").run()
-    app.sidebar.selectbox(key="collection").select("user").run()
+    settle(app.sidebar.selectbox(key="collection").select("user").run())
     body = app.get("html")[0].proto.body
     assert "<script>" not in body and "&lt;script&gt;" in body
     assert "<img" not in body and "&lt;img src=x onerror=alert(1)&gt;" in body
@@ -122,8 +137,8 @@ def test_paste_adds_a_trace_and_bad_input_gets_a_message():
     app.sidebar.text_area(key="paste_cot").input("2 + 3 = 5.\nSo the answer is \\boxed{5}.")
     app.sidebar.text_input(key="paste_reference").input("5")
     app.sidebar.button[0].click().run()
-    assert not app.exception
-    assert app.sidebar.success[0].value == "Added and selected."
+    assert app.sidebar.success[0].value == "Added and selected."  # shown on the run that added it
+    settle(app)
     assert app.metric[0].value == "5" and any("What is 2 + 3?" in m.value for m in app.markdown)
 
 
@@ -135,8 +150,7 @@ def test_upload_is_parsed_reported_and_size_limited(monkeypatch):
     app = run_page()
     app.sidebar.radio(key="trace_source").set_value("Upload").run()
     app.sidebar.get("file_uploader")[0].upload("mine.jsonl", content, "application/json")
-    app.run()
-    assert not app.exception
+    settle(app.run())  # the upload's report stays on screen while the file is chosen
     assert "mine.jsonl: 1 traces (native); 1 problems" in app.sidebar.success[0].value
     assert "line 2: invalid JSON" in app.sidebar.warning[0].value
     assert app.metric[0].value == "42"
@@ -149,9 +163,7 @@ def test_upload_is_parsed_reported_and_size_limited(monkeypatch):
 def upload(app, name: str, content: bytes):
     app.sidebar.radio(key="trace_source").set_value("Upload").run()
     app.sidebar.get("file_uploader")[0].upload(name, content, "application/json")
-    app.run()
-    assert not app.exception
-    return app
+    return settle(app.run())
 
 
 def test_upload_of_random_bytes_is_a_message_naming_the_users_file():
@@ -165,8 +177,8 @@ def test_upload_with_natural_field_names_and_latin1_via_the_options():
     record = '{"problem": "Caf\xe9: what is 6 * 7?", "response": "6 * 7 = 42. The answer is 42.", "gt_answer": 42}\n'
     app = upload(run_page(), "mine.jsonl", record.encode("latin-1"))
     assert "mine.jsonl is not valid utf-8 text" in app.sidebar.error[0].value
-    app.sidebar.selectbox(key="upload_encoding").set_value("latin-1").run()
-    assert not app.exception and not app.sidebar.error
+    settle(app.sidebar.selectbox(key="upload_encoding").set_value("latin-1").run())
+    assert not app.sidebar.error
     assert "mine.jsonl: 1 traces (plain); 0 problems" in app.sidebar.success[0].value
 
 
@@ -175,8 +187,8 @@ def test_upload_field_mapping_box():
     app = upload(run_page(), "odd.jsonl", content)
     assert "odd.jsonl: cannot tell the format" in app.sidebar.error[0].value
     assert "model_text=cot" in app.sidebar.error[0].value
-    app.sidebar.text_input(key="upload_map").input("model_text=cot, q=question").run()
-    assert not app.exception and "odd.jsonl: 1 traces (native)" in app.sidebar.success[0].value
+    settle(app.sidebar.text_input(key="upload_map").input("model_text=cot, q=question").run())
+    assert "odd.jsonl: 1 traces (native)" in app.sidebar.success[0].value
 
 
 def test_k_defaults_to_the_config_and_never_exceeds_the_pieces():
@@ -187,7 +199,7 @@ def test_k_defaults_to_the_config_and_never_exceeds_the_pieces():
     pieces = int(re.search(r"at most (\d+) pieces", slider.label).group(1))
     assert slider.value == min(HybridSegmenterConfig().k, pieces) and slider.max == max(pieces, 3)
     assert not any("asks for more segments" in i.value for i in app.info)
-    app.selectbox(key="inspect_segmenter").select("delimiter").run()
+    settle(app.selectbox(key="inspect_segmenter").select("delimiter").run())
     assert app.text_input(key="inspect_delimiter").value == "\\n\\n"  # the first sample has blank lines, no </thought>
     assert int(re.search(r"K = (\d+) segments", app.main.caption[0].value).group(1)) > 1
 
@@ -199,7 +211,7 @@ def test_paste_without_a_solution_falls_back_to_answer_only():
     app.sidebar.text_area(key="paste_question").input("What is 4 + 4?")
     app.sidebar.text_area(key="paste_cot").input("4 + 4 = 8.\nSo the answer is \\boxed{8}.")
     app.sidebar.text_input(key="paste_reference").input("8")
-    app.sidebar.button[0].click().run()
-    assert not app.exception and not app.error
+    settle(app.sidebar.button[0].click().run())
+    assert not app.error
     assert any(i.value.startswith("Using answer_only instead of rredcot") for i in app.info)
     assert "R_hat" in app.dataframe[0].value.columns and "v_hat" not in app.dataframe[0].value.columns

@@ -1,0 +1,76 @@
+"""Background jobs' rows (``rredcot_viz.jobs``), so that the app lists them again after a restart."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from rredcot_viz.store.base import StoreBase
+
+JOB_COLUMNS = (
+    "job_id",
+    "kind",
+    "job_key",
+    "label",
+    "status",
+    "done",
+    "total",
+    "unit",
+    "message",
+    "error",
+    "result",
+    "cost",
+    "pid",
+    "created_at",
+    "started_at",
+    "finished_at",
+)
+
+
+class JobStore(StoreBase):
+    """The ``jobs`` table: one row per job, rewritten whole on every update."""
+
+    def put_job(self, row: dict[str, Any]) -> None:
+        """Record a job's state (the whole row: a job's thread is its only writer)."""
+        values = [json.dumps(row["cost"]) if name == "cost" else row[name] for name in JOB_COLUMNS]
+        marks = ", ".join("?" for _ in range(len(JOB_COLUMNS) + 1))
+        with self.cursor() as cur:
+            cur.execute(
+                f"INSERT OR REPLACE INTO jobs ({', '.join(JOB_COLUMNS)}, updated_at) VALUES ({marks})",
+                [*values, time.time()],
+            )
+
+    def job(self, job_id: str) -> dict[str, Any] | None:
+        rows = self._job_rows("WHERE job_id = ?", [job_id])
+        return rows[0] if rows else None
+
+    def jobs(self, key: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Recorded jobs, newest first (only those computing ``key`` when given)."""
+        where, params = ("WHERE job_key = ?", [key]) if key is not None else ("", [])
+        return self._job_rows(f"{where} ORDER BY created_at DESC LIMIT {int(limit)}", params)
+
+    def interrupt_jobs(self, alive_pid: int) -> int:
+        """Mark jobs left queued or running by another (dead) process as interrupted; returns how many.
+        DuckDB admits one process per file, so a job recorded by another pid cannot still be running."""
+        with self.cursor() as cur:
+            stale = cur.execute(
+                "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running') AND pid <> ?", [alive_pid]
+            ).fetchone()[0]
+            cur.execute(
+                "UPDATE jobs SET status = 'interrupted', message = 'the app stopped while this job ran', "
+                "finished_at = coalesce(finished_at, updated_at) WHERE status IN ('queued', 'running') AND pid <> ?",
+                [alive_pid],
+            )
+        return int(stale)
+
+    def _job_rows(self, clause: str, params: list[Any]) -> list[dict[str, Any]]:
+        with self.cursor() as cur:
+            rows = cur.execute(f"SELECT {', '.join(JOB_COLUMNS)} FROM jobs {clause}", params).fetchall()
+        return [
+            {
+                name: (json.loads(value) if name == "cost" and value else value)
+                for name, value in zip(JOB_COLUMNS, row, strict=True)
+            }
+            for row in rows
+        ]

@@ -1,0 +1,125 @@
+"""The Dataset page's parts: importing a file, choosing the traces, the capability check, and a stored run's
+aggregate views."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from rredcot_viz.diagnosis.capability import capability
+from rredcot_viz.errors import RredcotError
+from rredcot_viz.estimators import ValueEstimator
+from rredcot_viz.figures import histogram, position_profile
+from rredcot_viz.paths import shared_data_dir
+from rredcot_viz.store import Store
+from rredcot_viz.traces.importers import ImportReport, import_file
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.ui.upload import import_uploaded, upload_widget
+from rredcot_viz.workflows.dataset import dataset_runs, load_run, position_points, records_frame
+
+
+def import_panel(store: Store) -> None:
+    """Import a file from the shared data folder or an upload into a collection of its own."""
+    root = shared_data_dir()
+    shared = sorted(root.rglob("*.json*")) if root.is_dir() else []
+    choice: Path | None = st.selectbox(
+        "A file from the shared data folder",
+        [None, *shared],
+        key="dataset_shared",
+        format_func=lambda p: "(choose)" if p is None else str(p.relative_to(root)),
+    )
+    upload = upload_widget("dataset_upload", "or upload JSON / JSONL")
+    limit = int(st.number_input("Import at most this many records", 1, 100_000, 200, key="dataset_import_limit"))
+    if not st.button("Import", key="dataset_import", disabled=choice is None and upload is None):
+        return
+    try:
+        report: ImportReport = (
+            import_uploaded(upload, limit=limit) if upload is not None else import_file(choice, limit=limit)
+        )
+    except RredcotError as error:
+        st.error(str(error))
+        return
+    name = upload.name if upload is not None else choice.name  # type: ignore[union-attr]
+    store.put_traces(report.traces[:limit], f"dataset:{name}")
+    st.success(
+        f"{name}: {min(len(report.traces), limit)} traces imported as format {report.format}; "
+        f"{len(report.issues)} problem records"
+    )
+    for issue in report.issues[:5]:
+        st.warning(str(issue))
+
+
+def trace_selection(store: Store) -> tuple[str, list[Trace]]:
+    """A collection, the sources to keep, and how many of its traces to analyse."""
+    collections = store.collections()
+    collection = st.selectbox(
+        "Collection",
+        list(collections),
+        key="dataset_collection",
+        format_func=lambda c: f"{c} ({collections[c]} traces)",
+    )
+    traces = store.traces(collection)
+    sources = sorted({t.source for t in traces})
+    chosen = st.multiselect("Sources", sources, default=sources, key=f"dataset_sources_{collection}")
+    traces = [t for t in traces if t.source in chosen]
+    count = st.slider("Traces to analyse", 1, max(len(traces), 1), min(len(traces), 12), key="dataset_count")
+    return collection, traces[:count]
+
+
+def runnable(estimator: ValueEstimator, traces: list[Trace]) -> list[Trace]:
+    """The traces ``estimator`` can run on, after saying so (trace fields only: before any model work)."""
+    report = capability(estimator, traces)
+    if report.complete:
+        st.caption(f"Capability check: {report.line()}.")
+    else:
+        st.warning(
+            f"Capability check: {report.line()}. Only those will be analysed; choose another estimator "
+            "(own_answer needs only an outcome and a stated answer) to cover the rest."
+        )
+    return [traces[i] for i in report.runnable]
+
+
+def run_view(store: Store, collection: str) -> None:
+    """A stored run: mean sigma by relative position, agreement histograms, and its table (rows open in Inspect)."""
+    runs = dataset_runs(store)
+    if runs.empty:
+        st.info("No dataset run yet: choose traces and settings, then 'Analyse in the background'.")
+        return
+    run_ids = runs["run_id"].tolist()
+    current = st.session_state.get("dataset_run_id")
+    described = runs.set_index("run_id")[["label", "segmenter", "estimator", "traces"]]
+    run_id = st.selectbox(
+        "Run",
+        run_ids,
+        index=run_ids.index(current) if current in run_ids else 0,
+        key="dataset_run_pick",
+        format_func=lambda r: " · ".join(str(v) for v in described.loc[r]),
+    )
+    records = load_run(store, run_id)
+    columns = st.columns(2)
+    for column, (outcome, label) in zip(columns, ((1.0, "correct traces"), (0.0, "failed traces")), strict=True):
+        positions, sigmas = position_points(records, outcome)
+        if positions:
+            column.plotly_chart(
+                position_profile(positions, sigmas, title=f"mean σ by relative position, {label}"),
+                key=f"dataset_profile_{outcome}",
+            )
+    for name in sorted({m for r in records for m in r.agreement}):
+        values = [r.agreement[name] for r in records if name in r.agreement]
+        st.plotly_chart(histogram(values, f"Spearman(σ, {name}) per trace", "Spearman"), key=f"dataset_hist_{name}")
+    frame = records_frame(records)
+    selection = st.dataframe(
+        frame.drop(columns=["hash"]),
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="dataset_table",
+    )
+    rows = selection.selection.rows if selection else []
+    if rows and st.button("Open the selected trace in Inspect", key="dataset_open"):
+        st.session_state.update(trace_hash=frame.iloc[rows[0]]["hash"], trace_source="Stored", collection=collection)
+        st.switch_page("pages/inspect.py")
+    st.download_button(
+        "Download this run (CSV)", frame.to_csv(index=False).encode(), file_name=f"{run_id}.csv", mime="text/csv"
+    )

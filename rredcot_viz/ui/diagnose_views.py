@@ -1,0 +1,184 @@
+"""The Diagnose page's parts: the detectors with their generated settings, their verdicts on the text, reset
+resampling as a tree, and editing a segment by hand."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from rredcot_viz.diagnosis import Detector, FirstError, detectors
+from rredcot_viz.diagnosis.capability import capability
+from rredcot_viz.diagnosis.resample import ResetConfig, edit_segment, reset_resample
+from rredcot_viz.diagnosis.value_detectors import curve_estimator
+from rredcot_viz.diagnosis.verdicts import cached_verdict
+from rredcot_viz.engine import AnalysisResult, Analyzer
+from rredcot_viz.errors import RredcotError
+from rredcot_viz.estimators import estimators
+from rredcot_viz.figures import reset_tree, trace_heatmap, value_curves
+from rredcot_viz.segmenters import Segment, Segmenter
+from rredcot_viz.traces.needs import describe
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.ui.jobs import StreamlitProgress
+from rredcot_viz.ui.method_controls import build, method_settings, summary
+from rredcot_viz.ui.settings_form import settings_form
+
+VALUE_NOTES = {
+    "answer_only": "this trace has a reference answer but no reference solution, so the curve is R̂ alone (β = 0).",
+    "own_answer": "this trace has no reference answer, so the curve is the probability of its own answer "
+    "(1 − that on a failed trace: it falls where support for the wrong answer rises).",
+    "uniform": "this trace states no answer to score, so the curve is flat credit.",
+}
+
+
+def detector_choice() -> dict[str, Detector]:
+    """The chosen detectors with their generated settings (those that sample are left out by default)."""
+    names = detectors.names()
+    chosen = st.multiselect(
+        "Detectors",
+        names,
+        default=[n for n in names if "sampling" not in detectors.get(n).uses],
+        key="diagnose_detectors",
+        help="\n\n".join(f"**{n}**: {summary(detectors, n)}" for n in names),
+    )
+    values = method_settings({name: detectors.get(name).Config for name in chosen}, "diagnose")
+    return {name: build(detectors.get(name), values[name]) for name in chosen}
+
+
+def verdicts_view(
+    analyzer: Analyzer, trace: Trace, segmenter: Segmenter, chosen: dict[str, Detector]
+) -> tuple[list[Segment], dict[str, FirstError]]:
+    """Each detector's verdict shaded on the text (a detector the trace cannot feed is skipped with what it
+    lacks), the value curve of the richest estimator the trace has, and the verdict table."""
+    reports = {name: capability(detector, [trace]) for name, detector in chosen.items()}
+    for name, report in reports.items():
+        if not report.complete:
+            st.warning(f"{name} cannot run on this trace: it needs {describe(chosen[name].missing(trace))}.")
+    estimator_name = curve_estimator(trace)  # None: no value curve for this trace
+    try:
+        progress = StreamlitProgress("Running the detectors")
+        estimate = (
+            analyzer.analyze(trace, segmenter, estimators.get(estimator_name)(), progress) if estimator_name else None
+        )
+        analyzer.context(trace).stats  # noqa: B018  (entropies for the segmenter)
+        segments = analyzer.segment(trace, segmenter).segments
+        verdicts = {
+            reports[name].label: cached_verdict(analyzer, trace, segmenter, detector, progress)
+            for name, detector in chosen.items()
+            if reports[name].complete
+        }
+        progress.close()
+    except RredcotError as error:
+        st.error(str(error))
+        st.stop()
+    if estimator_name in VALUE_NOTES:
+        st.caption(f"Values from `{estimator_name}`: {VALUE_NOTES[estimator_name]}")
+    elif estimator_name is None:
+        st.caption("No value curve: this trace has no outcome label and no reference answer to check its answer.")
+    _show_verdicts(trace, segments, verdicts, estimate, estimator_name)
+    return segments, verdicts
+
+
+def _show_verdicts(
+    trace: Trace,
+    segments: list[Segment],
+    verdicts: dict[str, FirstError],
+    estimate: AnalysisResult | None,
+    estimator_name: str | None,
+) -> None:
+    flags = [sum(v.prediction == s.index for v in verdicts.values()) for s in segments]
+    tips = [
+        {
+            **{f"{n} score": float(v.scores[s.index]) for n, v in verdicts.items()},
+            **({"sigma": float(estimate.sigma[s.index])} if estimate else {}),
+            "detectors flagging": float(flags[s.index]),
+        }
+        for s in segments
+    ]
+    left, right = st.columns([3, 2])
+    answer_text = trace.cot[segments[-1].char_span[1] :]
+    left.html(trace_heatmap([s.text for s in segments], flags, tips, scale="sequential", answer_text=answer_text))
+    left.caption("Darker = flagged as the first error by more detectors. Hover for every detector's score.")
+    if estimate:
+        right.plotly_chart(
+            value_curves({f"Q̂ ({estimator_name})": estimate.values.values}, title="Value along the trace"),
+            key="diagnose_curve",
+        )
+    rows = [
+        {"detector": n, "first error (segment)": v.segment or "none", "abstained": v.abstained}
+        | {"seconds": round(v.cost.seconds, 1)}
+        for n, v in verdicts.items()
+    ]
+    if trace.first_error is not None:
+        labelled = trace.first_error + 1 if trace.first_error >= 0 else "none"
+        rows.append({"detector": "label", "first error (segment)": labelled, "abstained": False, "seconds": 0.0})
+    right.dataframe(pd.DataFrame(rows), hide_index=True, key="diagnose_verdicts")
+
+
+def reset_panel(
+    analyzer: Analyzer, trace: Trace, segmenter: Segmenter, segments: list[Segment], verdicts: dict[str, FirstError]
+) -> tuple[int, ResetConfig]:
+    """Reset before a segment (a verdict's by default) and sample suffixes; the outcome as a tree. Returns the
+    segment and the resampling settings (the edit panel reuses them)."""
+    st.subheader("Reset and resample")
+    default_segment = next((v.segment for v in verdicts.values() if v.segment), 1)
+    segment = int(
+        st.number_input(
+            "Reset before segment",
+            1,
+            len(segments),
+            int(default_segment),
+            key="diagnose_segment",
+            help="Keeps segments before it and samples new continuations (defaults to a verdict)",
+        )
+    )
+    config = build(ResetConfig, settings_form(ResetConfig, "diagnose_reset", more="More resampling settings"))
+    if st.button("Resample from here", key="diagnose_resample"):
+        with st.spinner("Sampling suffixes..."):
+            try:
+                result = reset_resample(analyzer, trace, segmenter, segment, config)
+                st.session_state["diagnose_reset"] = (trace.content_hash, result)
+            except RredcotError as error:
+                st.error(str(error))
+    owner, reset = st.session_state.get("diagnose_reset", (None, None))
+    if reset is None or owner != trace.content_hash or reset.k != len(segments):
+        return segment, config
+    low, high = reset.interval
+    st.caption(
+        f"Reset before segment {reset.segment} of {reset.k}: {reset.successes}/{len(reset.suffixes)} suffixes "
+        f"reach the reference answer (Wilson 95% [{low:.2f}, {high:.2f}]); the original trace "
+        f"{'succeeded' if trace.outcome else 'failed'}."
+    )
+    branches = [(f"seed {r.seed}: {r.answer or 'no answer'}", r.correct, " ".join(r.text.split())[:300])
+                for r in reset.suffixes]  # fmt: skip
+    root = f"segments 1–{reset.segment - 1}" if reset.segment > 1 else "question only"
+    st.plotly_chart(reset_tree(root, branches, (str(trace.answer), bool(trace.outcome))), key="diagnose_tree")
+    for r in reset.suffixes:
+        with st.expander(f"{'✅' if r.correct else '❌'} seed {r.seed} → {r.answer} ({r.finish_reason})"):
+            st.text(reset.prefix_text[-400:] + "⟨reset⟩" + r.text)
+    return segment, config
+
+
+def edit_panel(
+    analyzer: Analyzer, trace: Trace, segmenter: Segmenter, segments: list[Segment], segment: int, config: ResetConfig
+) -> None:
+    """Replace a segment's text by hand (off-policy), re-score, and sample on-policy continuations after it."""
+    with st.expander("Edit a segment by hand (off-policy) and re-score"):
+        index = int(st.number_input("Segment to replace", 1, len(segments), segment, key="diagnose_edit_index"))
+        new_text = st.text_area("Replacement text", segments[index - 1].text, key="diagnose_edit_text")
+        if not st.button("Re-score the edited trace", key="diagnose_edit"):
+            return
+        estimator = estimators.get("answer_only" if trace.reference_answer else "own_answer")()
+        try:
+            edited = edit_segment(analyzer, trace, segmenter, index, new_text, estimator, config)
+        except RredcotError as error:
+            st.error(str(error))
+            return
+        curves = {"R̂ original": edited.original.values.values, "R̂ edited": edited.edited.values.values}
+        st.plotly_chart(
+            value_curves(curves, title="Answer-now probability before and after the edit"), key="diagnose_edit_curve"
+        )
+        correct = sum(r.correct for r in edited.continuations)
+        st.caption(
+            f"On-policy continuations after the edited segment: {correct}/{len(edited.continuations)} "
+            "reach the reference answer."
+        )

@@ -1,0 +1,91 @@
+"""Analysing one trace in the app without ever restarting long work from zero.
+
+An analysis whose scores are all cached is computed on the spot (no model call). Otherwise it runs as a
+background job, keyed by the scoring work it does (the trace under the model and prompt, the estimator's
+series, the boundaries the first call scores), so every tab, and every widget change that needs the same
+scores (another K, another aggregation or variant, another text segmenter among the candidates), finds the
+same job instead of starting one. The model hands over each packed chunk of scores as it finishes and the
+cache keeps it, so a cancelled or interrupted job resumes from what it scored. On a trace's first analysis
+R-hat (a few short continuations) is scored first, so a first look is there in seconds while v-hat's long
+reference paths fill in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rredcot_viz.engine.analyzer import AnalysisResult, Analyzer
+from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators.base import ValueEstimator
+from rredcot_viz.jobs import Job, JobManager
+from rredcot_viz.segmenters.base import Segmenter
+from rredcot_viz.settings import config_json
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.types import content_key
+
+FINISHED = ("failed", "cancelled", "interrupted")
+
+
+@dataclass(frozen=True)
+class AnalysisWork:
+    """One analysis the app asks for: what it needs and what of that is still to compute."""
+
+    analyzer: Analyzer
+    trace: Trace
+    segmenter: Segmenter
+    estimator: ValueEstimator
+
+    @property
+    def key(self) -> str:
+        """Names the scoring work, not the view: settings that reuse the same scores share the key."""
+        context = self.analyzer.context(self.trace)
+        candidates = sorted(self.analyzer.candidate_prefixes(context, self.segmenter))
+        series = [(s.name, s.context, s.target, s.per_state) for s in self.estimator.series(context)]
+        if series:
+            return content_key("analysis", context.key, series, candidates)
+        # an estimator that samples (Monte Carlo) works on the segmenter's states: its settings name the work
+        setup = [(x.name, config_json(x.config)) for x in (self.estimator, self.segmenter)]
+        return content_key("analysis", context.key, setup, self.analyzer.config.scope)
+
+    @property
+    def pending(self) -> int:
+        return self.analyzer.pending(self.trace, self.segmenter, self.estimator)
+
+    def result(self) -> AnalysisResult:
+        """The analysis (instant once ``pending`` is 0)."""
+        return self.analyzer.analyze(self.trace, self.segmenter, self.estimator)
+
+    def first_look(self) -> AnalysisResult | None:
+        """R-hat alone on the same segments when its scores are cached and the full analysis is not yet."""
+        if "reference_solution" not in self.estimator.needs:
+            return None
+        quick = self.first_look_estimator()
+        if self.analyzer.pending(self.trace, self.segmenter, quick):
+            return None
+        return self.analyzer.analyze(self.trace, self.segmenter, quick)
+
+    def first_look_estimator(self) -> ValueEstimator:
+        aggregation = getattr(self.estimator.config, "aggregation", "seq_prob")
+        return estimators.get("answer_only")(aggregation=aggregation)
+
+    def run(self, job: Job) -> None:
+        """The job's body. A trace seen for the first time gets R-hat's scores (and the token stats) in a call of
+        their own first, for the first look; v-hat's long reference paths come after."""
+
+        def report(phase: str):
+            return lambda done, total: job.progress(done, total, phase)
+
+        first_time = not self.analyzer.context(self.trace).has_stats
+        if first_time and "reference_solution" in self.estimator.needs:
+            self.analyzer.precompute(self.trace, self.segmenter, self.first_look_estimator(), report("R̂"))
+        self.analyzer.analyze(self.trace, self.segmenter, self.estimator, report("all values"))
+
+
+def start(work: AnalysisWork, jobs: JobManager) -> Job:
+    """The job computing ``work``: the running or finished one any tab started for the same key, or a new one
+    (also when the last one failed, was cancelled or was interrupted: it resumes from what was cached)."""
+    key = work.key
+    job = jobs.latest(key)
+    if job is None or job.status in FINISHED or (job.status == "done" and work.pending):
+        job = jobs.submit(f"Analysis of {work.trace.short_id}", work.run, kind="analysis", key=key, unit="chunks")
+    return job

@@ -1,0 +1,158 @@
+"""The "how to add a ..." recipes of docs/ARCHITECTURE.md, each exercised: a toy estimator, segmenter, detector
+and training method, each written as its own file would be (a config with ``setting`` fields, a class, one
+``register`` line), then used through the same calls the app and the CLI make, with nothing else edited."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
+from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
+from rredcot_viz.engine import AnalysisConfig, Analyzer
+from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
+from rredcot_viz.segmenters.base import Segmenter, SegmenterConfig, SegmenterInput, segmenters
+from rredcot_viz.settings import setting
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.training import Trainer, builtin_split, config_for
+from rredcot_viz.training.config import TrainConfig, method_setting
+from rredcot_viz.training.methods.base import TrainingMethod, broadcast_group_advantages, methods
+from rredcot_viz.types import StateValues
+
+TRACE = Trace(
+    "What is 2 + 3?",
+    "First, 2 + 3 = 5.\nSo the sum is 5.\nThe answer is \\boxed{5}.",
+    reference_answer="5",
+    correct=True,
+)
+
+
+@pytest.fixture
+def registered():
+    """Register toy implementations for one test and remove them after it (``Registry.unregister``)."""
+    added = []
+
+    def register(registry, name, implementation):
+        registry.register(name)(implementation)
+        added.append((registry, name))
+        return implementation
+
+    yield register
+    for registry, name in added:
+        registry.unregister(name)
+
+
+# --- recipe: a value estimator (estimators/<name>.py) --------------------------------------------------
+@dataclass(frozen=True)
+class RampConfig(EstimatorConfig):
+    top: float = setting(0.5, "value of the last state before the outcome", low=0.0, high=1.0)
+
+
+class RampEstimator(ValueEstimator):
+    """Values rising linearly to ``top``, then the outcome: no model call at all."""
+
+    name = "toy_ramp"
+    Config = RampConfig
+    needs = ("outcome",)
+
+    def state_values(self, context, segmentation, progress=None) -> StateValues:
+        ramp = np.linspace(0.0, self.config.top, segmentation.k)
+        return StateValues(self.name, np.append(ramp, context.trace.outcome))
+
+
+def test_a_new_estimator_is_one_class_and_one_register_line(tiny, registered):
+    registered(estimators, "toy_ramp", RampEstimator)
+    assert "toy_ramp" in estimators.names()
+    result = Analyzer(tiny, AnalysisConfig(boundaries="states")).analyze(
+        TRACE, segmenters.get("line")(), estimators.get("toy_ramp")(top=0.4)
+    )
+    k = result.k
+    np.testing.assert_allclose(result.values.values, [*np.linspace(0.0, 0.4, k), 1.0])
+    assert result.sigma.sum() == pytest.approx(1.0) and result.cost.calls == 1  # the token stats only
+    parser = argparse.ArgumentParser()
+    add_settings_arguments(parser, [estimators.get(n).Config for n in estimators.names()], prefix="est")
+    args = parser.parse_args(["--est-top", "0.3"])  # in the CLI with no CLI edit
+    assert settings_from_args(args, RampConfig, prefix="est") == {"top": 0.3}
+
+
+# --- recipe: a segmenter (segmenters/<name>.py) ----------------------------------------------------------
+@dataclass(frozen=True)
+class CommaConfig(SegmenterConfig):
+    mark: str = setting(",", "the character to cut after")
+
+
+class CommaSegmenter(Segmenter):
+    """Cut after every occurrence of ``mark``."""
+
+    name = "toy_comma"
+    Config = CommaConfig
+
+    def propose(self, inp: SegmenterInput):
+        cuts = [inp.char_to_token_cut(i + 1) for i, c in enumerate(inp.text) if c == self.config.mark]
+        return cuts, ["mark"] * len(cuts), {}
+
+
+def test_a_new_segmenter_is_one_class_and_one_register_line(tiny, registered):
+    registered(segmenters, "toy_comma", CommaSegmenter)
+    trace = Trace("q", "one, two, three", reference_answer="3", correct=True)
+    segmentation = Analyzer(tiny, AnalysisConfig(scope="whole")).segment(trace, segmenters.get("toy_comma")())
+    assert [s.text for s in segmentation.segments] == ["one,", " two,", " three"]
+    assert "".join(s.text for s in segmentation.segments) == trace.cot
+
+
+# --- recipe: a first-error detector (diagnosis/<name>.py) -------------------------------------------------
+@dataclass(frozen=True)
+class LongestConfig(DetectorConfig):
+    flag_correct: bool = setting(False, "also blame a segment of a correct trace")
+
+
+class LongestSegment(Detector):
+    """Blames the longest segment of a failed trace."""
+
+    name = "toy_longest"
+    Config = LongestConfig
+    needs = ("outcome",)
+
+    def locate(self, analyzer, trace, segmenter, progress=None) -> FirstError:
+        segmentation = self.segmentation(analyzer, trace, segmenter)
+        lengths = np.array([len(s.text) for s in segmentation.segments], dtype=float)
+        blamed = int(lengths.argmax()) if (trace.outcome == 0 or self.config.flag_correct) else NO_ERROR
+        return FirstError(self.name, blamed, lengths)
+
+
+def test_a_new_detector_is_one_class_and_one_register_line(tiny, registered):
+    registered(detectors, "toy_longest", LongestSegment)
+    failed = Trace("q", "a.\nthe longest line here.\nb.", reference_answer="1", correct=False)
+    verdict = detectors.get("toy_longest")().detect(Analyzer(tiny), failed, segmenters.get("line")())
+    assert verdict.prediction == 1 and verdict.cost.calls == 1  # the token stats for the segmentation
+
+
+# --- recipe: a training method (training/methods/<name>.py) -----------------------------------------------
+@dataclass(frozen=True)
+class SignConfig(TrainConfig):
+    method: str = method_setting("toy_sign")
+    scale: float = setting(2.0, "advantage of a rewarded rollout (minus it for the others)", low=0.0)
+
+
+class SignMethod(TrainingMethod):
+    """+scale for a rewarded rollout, -scale otherwise: a config subclass and one ``advantages`` override."""
+
+    name = "toy_sign"
+    Config = SignConfig
+
+    def advantages(self, groups, scorer) -> None:
+        broadcast_group_advantages(groups)  # fills the per-token arrays with the right lengths
+        for rollout in (r for g in groups for r in g.rollouts):
+            rollout.token_advantages[:] = self.config.scale * (1.0 if rollout.reward else -1.0)
+
+
+def test_a_new_training_method_is_a_config_and_one_override(tiny, registered):
+    registered(methods, "toy_sign", SignMethod)
+    config = config_for("toy_sign", steps=1, group_size=2, max_new_tokens=4, eval_every=0, lora_rank=2, scale=3.0)
+    train, held_out = builtin_split(8, 2, seed=0)
+    metrics, groups = Trainer(tiny, config, train, held_out).train_step()
+    advantages = {float(a) for g in groups for r in g.rollouts for a in r.token_advantages}
+    assert advantages <= {3.0, -3.0} and metrics["step"] == 1 and metrics["tokens_trained"] > 0
