@@ -13,6 +13,7 @@ from rredcot_viz.ui.compare_views import DEFAULT_METRIC, cost_frame, method_choi
 from rredcot_viz.ui.jobs import StreamlitProgress
 from rredcot_viz.ui.method_controls import segmenter_picker, variant_control
 from rredcot_viz.ui.pickers import model_picker, model_warning, trace_picker, trace_text_input
+from rredcot_viz.ui.tables import table_with_download
 from rredcot_viz.workflows.compare import compare
 
 config = model_picker()
@@ -62,11 +63,9 @@ if curves:
         value_curves(curves, bands, "Value curves (Monte Carlo with Wilson 95% intervals)"), key="compare_curves"
     )
 st.dataframe(cost_frame(comparison), hide_index=True, key="compare_cost")
-table = pd.DataFrame(comparison.rows(80))
-st.dataframe(table, hide_index=True, key="compare_table")
-st.download_button(
+table_with_download(
+    pd.DataFrame(comparison.rows(80)),
     "Download per-segment scores (CSV)",
-    table.to_csv(index=False).encode(),
-    file_name=f"{trace.short_id}-compare.csv",
-    mime="text/csv",
+    f"{trace.short_id}-compare.csv",
+    key="compare_table",
 )

@@ -22,6 +22,14 @@ def tiny():
     return tiny_lm(seed=0)
 
 
+@pytest.fixture(scope="module")
+def policy():
+    """Another tiny random model, one per test module (the credit and generation tests)."""
+    from tiny import tiny_lm
+
+    return tiny_lm(3)
+
+
 @pytest.fixture(scope="session")
 def embedded_lm():
     """The embedded SmolLM2-135M-Instruct, loaded once per test session (about a second once converted)."""

@@ -12,6 +12,15 @@ from rredcot_viz.figures.colors import PLOTLY_DIVERGING
 STATE_LABELS = "s"
 
 
+def _chart_layout(figure: go.Figure, title: str, x_title: str, y_title: str, **extra) -> go.Figure:
+    """The layout the value and credit charts share (legend below, so long method names never cover data)."""
+    figure.update_layout(
+        title=title, xaxis_title=x_title, yaxis_title=y_title, height=370,
+        margin={"t": 40, "b": 80, "l": 50, "r": 10}, legend={"orientation": "h", "y": -0.3}, **extra,
+    )  # fmt: skip
+    return figure
+
+
 def state_axis(n_states: int) -> list[str]:
     return [f"s{t}" for t in range(1, n_states + 1)]
 
@@ -37,15 +46,7 @@ def value_curves(
                 )
             )
         figure.add_trace(go.Scatter(x=x, y=list(values), mode="lines+markers", name=name))
-    figure.update_layout(
-        title=title,
-        xaxis_title="state (s1 = question only)",
-        yaxis_title="value",
-        height=370,
-        margin={"t": 40, "b": 80, "l": 50, "r": 10},
-        legend={"orientation": "h", "y": -0.3},
-    )
-    return figure
+    return _chart_layout(figure, title, "state (s1 = question only)", "value")
 
 
 def credit_bars(credits: dict[str, Sequence[float]], title: str = "Credit per segment") -> go.Figure:
@@ -53,17 +54,7 @@ def credit_bars(credits: dict[str, Sequence[float]], title: str = "Credit per se
     figure = go.Figure()
     for name, values in credits.items():
         figure.add_trace(go.Bar(x=[f"{t}" for t in range(1, len(values) + 1)], y=list(values), name=name))
-    figure.update_layout(
-        title=title,
-        xaxis_title="segment",
-        xaxis_type="category",
-        yaxis_title="credit",
-        barmode="group",
-        height=370,
-        margin={"t": 40, "b": 80, "l": 50, "r": 10},
-        legend={"orientation": "h", "y": -0.3},
-    )
-    return figure
+    return _chart_layout(figure, title, "segment", "credit", xaxis_type="category", barmode="group")
 
 
 def method_heatmap(scores: dict[str, Sequence[float]], title: str = "Methods x segments") -> go.Figure:

@@ -1,4 +1,5 @@
-"""Agreement statistics against scipy on fixed inputs, and NaN handling."""
+"""Agreement statistics against scipy on fixed inputs, and NaN handling; the controls, per-trace agreement and
+the value at a cost budget."""
 
 from __future__ import annotations
 
@@ -12,14 +13,21 @@ from scipy import stats
 
 from rredcot_viz.attribution.agreement import (
     agreement_matrix,
+    control_agreement,
+    control_scores,
     kendall_tau_b,
     pearson,
+    per_trace_agreement,
+    per_trace_control,
     ranks,
+    segment_agreement,
     sign_agreement,
     spearman,
     summarize,
     top_k_overlap,
+    value_at_budget,
 )
+from rredcot_viz.errors import UnknownNameError
 
 A = np.array([0.1, 0.4, -0.2, 0.4, 0.9, 0.0])
 B = np.array([0.3, 0.2, -0.5, 0.6, 0.7, 0.1])
@@ -55,3 +63,41 @@ def test_matrix_and_summary_leave_out_constant_vectors():
     summary = summarize(traces, ("x", "y"))
     assert summary.count == 2 and summary.left_out == 1
     assert summary.mean == pytest.approx(spearman(A, B)) and summary.low <= summary.mean <= summary.high
+
+
+def test_controls_and_non_final_agreement():
+    reference = np.array([0.1, 0.3, 0.2, 0.9])
+    np.testing.assert_array_equal(control_scores("last_segment", 4), [0, 0, 0, 1])
+    np.testing.assert_array_equal(control_scores("position", 3), [1, 2, 3])
+    assert segment_agreement(reference, reference, final=False) == pytest.approx(1.0)
+    assert np.isnan(control_agreement("last_segment", reference, final=False))  # constant on non-final segments
+    assert control_agreement("position", reference, "kendall", final=False) == pytest.approx(1 / 3)
+    random = control_agreement("random", reference, final=False, draws=100, seed=3)
+    assert random == control_agreement("random", reference, final=False, draws=100, seed=3) and abs(random) < 0.3
+    with pytest.raises(UnknownNameError):
+        control_scores("nope", 3)
+    with pytest.raises(ValueError, match="seeded generator"):
+        control_scores("random", 3)
+
+
+def test_per_trace_agreement_and_controls_over_traces():
+    references = [np.array([0.1, 0.3, 0.2, 0.9]), np.array([0.5, 0.5, 0.5, 0.0])]
+    scores = [np.array([0.0, 1.0, 0.5, 2.0]), np.array([3.0, 2.0, 1.0, 0.0])]
+    non_final = per_trace_agreement(scores, references, final=False)
+    assert non_final[0] == pytest.approx(1.0) and np.isnan(non_final[1])  # 2nd reference is flat before the end
+    np.testing.assert_allclose(per_trace_agreement(scores, references, "kendall")[1], 3 / 18**0.5)  # tau-b, 3 ties
+    np.testing.assert_allclose(per_trace_control("last_segment", references), [0.7745966692414834, -1.0])
+    assert np.isnan(per_trace_control("last_segment", references, final=False)).all()
+    position = per_trace_control("position", references, final=False)
+    assert position[0] == pytest.approx(0.5) and np.isnan(position[1])
+
+
+def test_value_at_budget_interpolates_in_log_cost_and_says_when_clamped():
+    budgets, values = [100.0, 200.0, 400.0], [0.1, 0.3, 0.5]
+    assert value_at_budget(budgets, values, 200.0) == (pytest.approx(0.3), "interpolated")
+    assert value_at_budget(budgets, values, 100 * 2**0.5)[0] == pytest.approx(0.2)  # halfway in log cost
+    assert value_at_budget(budgets, values, 50.0) == (0.1, "clamped")
+    assert value_at_budget(budgets[::-1], values[::-1], 1000.0) == (0.5, "clamped")
+    assert value_at_budget(budgets, [0.1, float("nan"), 0.5], 200.0)[0] == pytest.approx(0.3)  # NaN point skipped
+    value, how = value_at_budget(budgets, [float("nan")] * 3, 200.0)
+    assert np.isnan(value) and how == "undefined"

@@ -1,11 +1,17 @@
-"""ProcessBench metric and baselines against hand-computed tables, and the localisation parser."""
+"""The ProcessBench harness (diagnosis/processbench.py): the metric and baselines against hand-computed tables,
+evaluation on planted errors, and segment predictions mapped onto the dataset's steps."""
 
 from __future__ import annotations
 
 import pytest
+from planted import FAILED, GIVEN, RECORD, TRACE, analyzer, answer_rule, own_rule, rredcot_options
+from toy import ToyLanguageModel
 
-from rredcot_viz.diagnosis.processbench import baselines, f1_score, score
-from rredcot_viz.diagnosis.self_localize import localisation_prompt, parse_localisation
+from rredcot_viz.diagnosis import detectors
+from rredcot_viz.diagnosis.processbench import baseline_predictions, baselines, evaluate, f1_score, score, to_step
+from rredcot_viz.engine import AnalysisConfig, Analyzer
+from rredcot_viz.segmenters import segmenters
+from rredcot_viz.traces.needs import describe
 from rredcot_viz.traces.trace import Trace
 
 
@@ -55,36 +61,58 @@ def test_baselines_by_hand():
     assert table["always_last"].acc_error == 0.5  # trace 3's last step is its labelled error
 
 
-@pytest.mark.parametrize(
-    ("reply", "n", "expected"),
-    [
-        ("The error is in step 3.\n\\boxed{3}", 5, 3),
-        ("\\boxed{2} ... on reflection \\boxed{4}", 5, 4),  # the last box wins
-        ("\\boxed{ 2 }", 5, 2),
-        ("\\boxed{0}", 5, 0),  # no error (neutral variant)
-        ("\\boxed{9}", 5, 1),  # out of range, no "Step N" -> 1
-        ("\\boxed{9} but Step 2 is wrong, and step 4 too", 5, 4),  # last "Step N" in range
-        ("\\boxed{x = 42}. Step 7 is wrong", 5, 1),  # box not an integer, Step 7 out of range
-        ("Step 2 looks wrong", 5, 2),
-        ("", 6, 3),  # empty reply -> max(1, n // 2)
-        ("", 1, 1),
-        ("\\boxed{-1}", 5, 1),
-    ],
-)
-def test_parse_localisation(reply, n, expected):
-    assert parse_localisation(reply, n) == expected
+def test_evaluation_harness_on_planted_errors():
+    clean = Trace(
+        "Add 3 and 4.",
+        "aa\n\nbb\n\nThe answer is \\boxed{7}.",
+        reference_answer="7",
+        reference_solution="\\boxed{7}",
+        steps=("aa", "bb\n\nThe answer is \\boxed{7}."),
+        first_error=-1,
+    )
+    an = analyzer(ToyLanguageModel(answer_rule))
+    evaluation = evaluate(detectors.get("min_sigma")(**rredcot_options()), an, [TRACE, clean], GIVEN)
+    assert evaluation.predictions == [2, -1] and evaluation.scores.f1 == 1.0
+    confusion = evaluation.confusion()
+    assert confusion[3, 3] == 1 and confusion[0, 0] == 1
 
 
-def test_zero_means_no_error_only_when_allowed():
-    assert parse_localisation("\\boxed{0}", 4, allow_none=False) == 1
-    # "no error" is step 1 in training, not whatever step the reasoning before the box mentioned
-    assert parse_localisation("Step 3 looks fine, so\n\\boxed{0}", 4, allow_none=False) == 1
-    assert parse_localisation("Step 3 looks fine, so\n\\boxed{0}", 4) == 0
+@pytest.mark.parametrize("name", ["sentence", "hybrid"])
+def test_segment_predictions_map_onto_the_dataset_steps(tiny, name):
+    an = Analyzer(tiny, AnalysisConfig(boundaries="states"))
+    an.context(RECORD).stats  # noqa: B018  (entropies for the hybrid segmenter)
+    segmentation = an.segment(RECORD, segmenters.get(name)())
+    spans = RECORD.step_spans()
+    for index, segment in enumerate(segmentation.segments):
+        start, end = segment.char_span
+        first = start + len(RECORD.cot[start:end]) - len(RECORD.cot[start:end].lstrip())
+        expected = next(i for i, (low, high) in enumerate(spans) if low <= first < high)
+        assert to_step(RECORD, segmentation, index) == expected
+    assert to_step(RECORD, segmentation, -1) == -1
+    if name == "sentence":  # "12 * 7 = 74." starts step 1; "So she reads 74 pages." is inside it
+        texts = [s.text.strip() for s in segmentation.segments]
+        assert to_step(RECORD, segmentation, texts.index("So she reads 74 pages.")) == 1
+        assert to_step(RECORD, segmentation, texts.index("A week has 7 days.")) == 0
 
 
-def test_prompt_variants():
-    steps = ["Add 2.</thought>", "  Then  double. "]
-    l2 = localisation_prompt("What?", steps, "l2")
-    assert "Step 1: Add 2.\nStep 2: Then double." in l2 and "is wrong, so at least one step is wrong" in l2
-    assert "\\boxed{0}" not in l2 and "\\boxed{0}" in localisation_prompt("What?", steps, "neutral")
-    assert "Correct answer: 7" in localisation_prompt("What?", steps, "l1", answer="7")
+def test_outcome_then_baselines_by_hand():
+    right = RECORD.with_changes(correct=True, first_error=-1)
+    traces = [RECORD, right, RECORD.with_changes(first_error=2)]
+    predictions = baseline_predictions(traces)
+    assert predictions["outcome_then_first"] == [0, -1, 0]
+    assert predictions["outcome_then_last"] == [2, -1, 2]
+    rows = {s.name: s for s in baselines(traces)}
+    last = rows["outcome_then_last"]
+    assert (last.hits_error, last.n_error, last.hits_correct, last.n_correct) == (1, 2, 1, 1)
+    assert last.f1 == pytest.approx(2 * 0.5 * 1.0 / 1.5)
+    assert "outcome_then_first" not in {s.name for s in baselines([RECORD.with_changes(correct=None)])}
+
+
+def test_evaluate_runs_only_what_can_run_and_names_what_the_rest_lack():
+    an = analyzer(ToyLanguageModel(own_rule))
+    unlabelled = FAILED.with_changes(correct=None)  # no outcome: the own target cannot be used
+    evaluation = evaluate(detectors.get("loo")(trigger="="), an, [FAILED, unlabelled], GIVEN)
+    assert evaluation.predictions == [2, None] and evaluation.detector == "loo[own]" and evaluation.method == "loo"
+    assert evaluation.evidence[0]["target"] == "own" and evaluation.evidence[1] is None
+    assert evaluation.scores.not_runnable == 1 and evaluation.scores.failures == 1
+    assert evaluation.errors == [f"{unlabelled.short_id}: not run, lacks {describe(['outcome'])}"]

@@ -1,10 +1,13 @@
-"""v-hat's remaining-reference proposal (METHOD.md §3.2, revision 3): which part of P* is scored after a prefix."""
+"""v-hat's remaining-reference proposal (METHOD.md §3.2, revision 3): which part of P* is scored after a prefix;
+the reference-free own_answer values."""
 
 from __future__ import annotations
 
 import numpy as np
+from planted import FAILED, GIVEN, analyzer, own_rule
 from toy import ToyLanguageModel
 
+from rredcot_viz.diagnosis import detectors
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.rredcot import reference_steps, remaining_path
@@ -54,3 +57,17 @@ def test_the_engine_scores_the_remaining_path_at_each_state():
     # the whole path after "= 7" is text the rule does not favour: its chars get only the uniform rest
     assert whole.values.values[0] == remaining.values.values[0]
     assert whole.values.values[1] < 0.01 and whole.values.values[2] < 0.01
+
+
+def test_own_answer_values_are_one_minus_support_for_the_wrong_answer():
+    an = analyzer(ToyLanguageModel(own_rule))
+    own = an.analyze(FAILED, GIVEN, estimators.get("own_answer")(trigger="="))
+    # the same R-hat as answer_only would read with the trace's own answer as the reference
+    as_reference = FAILED.with_changes(reference_answer="8", correct=True)
+    reference = an.analyze(as_reference, GIVEN, estimators.get("answer_only")(trigger="="))
+    support = reference.values.components["R_hat"]
+    np.testing.assert_allclose(own.values.components["R_hat"], support, atol=1e-12)
+    np.testing.assert_allclose(own.values.values[:-1], 1.0 - support[:-1], atol=1e-12)
+    assert own.values.values[-1] == 0.0 and support[3] > support[2]  # support jumps once "XX" is in the prefix
+    verdict = detectors.get("min_sigma")(estimator_options={"trigger": "="}).detect(an, FAILED, GIVEN)
+    assert verdict.prediction == 2 and verdict.evidence["estimator"] == "own_answer"

@@ -55,3 +55,11 @@ def test_a_metered_call_is_named_timed_and_recorded_even_when_it_fails():
     with pytest.raises(ValueError, match="no negative work"):
         lm.call(-1)
     assert lm.meter.history[-1][0] == "score" and lm.meter.total.calls == 2
+
+
+def test_meter_accumulates_costs(tiny):
+    before = tiny.meter.total.calls
+    tiny.token_stats(tiny.encode("one two three"), start=1)
+    tiny.token_stats(tiny.encode("four five"), start=1)
+    assert tiny.meter.total.calls == before + 2
+    assert tiny.meter.history[-1][0] == "token_stats"

@@ -6,11 +6,9 @@ import itertools
 
 import numpy as np
 import pytest
-from tiny import tiny_lm
 
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
-from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training import TrainConfig
@@ -29,11 +27,6 @@ TEXT = (
     "Tom starts with 3 apples.\nWait, let me check again.\nHe buys 5 more, so 3 + 5 = 8.\n"
     "Next, we subtract 6 to get 42.\nSo the total is 8.\nTherefore, the final answer is \\boxed{8}."
 )
-
-
-@pytest.fixture(scope="module")
-def policy():
-    return tiny_lm(3)
 
 
 @pytest.mark.parametrize("estimator", ["rredcot", "answer_only"])
@@ -66,15 +59,6 @@ def test_trainer_and_analyzer_give_the_same_segments_and_sigma(policy, estimator
     np.testing.assert_allclose(rollout.info["values"][:-1], result.values.values[:-1], atol=1e-6)
     np.testing.assert_allclose(sigmas[0], result.sigma, atol=1e-6)
     assert abs(sigmas[0].sum() - 1.0) < 1e-9  # exact_sum: the credits add up to the reward
-
-
-def test_sampling_records_the_entropies_the_scoring_pass_computes(policy):
-    """The segmenter must see the same entropies in the trainer (recorded while sampling) as in the analyzer."""
-    prompt_ids = policy.encode_prompt("Question: what is 3 + 5?")
-    (generation,) = policy.sample([prompt_ids], [7], SamplingConfig(temperature=1.0, max_new_tokens=12)).generations
-    assert len(generation.entropies) == len(generation.token_ids) > 0
-    stats = policy.token_stats(prompt_ids + generation.token_ids, start=len(prompt_ids))
-    np.testing.assert_allclose(generation.entropies, stats.entropies, atol=1e-4)
 
 
 def test_reasoning_scope_leaves_the_answer_line_to_the_last_segment(policy):

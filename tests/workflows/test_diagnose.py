@@ -1,11 +1,12 @@
 """The evaluation workflow shared by eval-diagnosis and the Diagnose page: seeded samples in file order,
-the baselines beside the detectors, and a stored run the page can read back."""
+the baselines beside the detectors, a stored run the page can read back, and balanced samples."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from planted import RECORD
 from toy import ToyLanguageModel
 
 from rredcot_viz.diagnosis.verdicts import evaluation_runs, load_evaluation
@@ -96,3 +97,13 @@ def test_the_verifier_threshold_is_calibrated_on_another_file(tmp_path):
     one_kind.write_text(json.dumps(records[:1]))
     with pytest.raises(RredcotError, match="needs erroneous and correct records"):
         calibrate_verifier(ToyLanguageModel(rule), request, EvaluationRequest(one_kind, options, references="none"))
+
+
+def test_balanced_sample_holds_both_classes_in_file_order():
+    traces = [RECORD.with_changes(trace_id=f"e{i}") for i in range(10)]
+    traces += [RECORD.with_changes(trace_id=f"c{i}", first_error=-1, correct=True) for i in range(3)]
+    sample = seeded_sample(traces, 6, seed=1, balanced=True)
+    ids = [t.trace_id for t in sample]
+    assert sum(i.startswith("e") for i in ids) == 3 and sum(i.startswith("c") for i in ids) == 3
+    assert ids == sorted(ids, key=[t.trace_id for t in traces].index)
+    assert len(seeded_sample(traces, 10, seed=1, balanced=True)) == 8  # 5 erroneous, and all 3 correct

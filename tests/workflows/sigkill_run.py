@@ -1,4 +1,4 @@
-"""A training run in its own process (tests/training/test_resume.py kills it with SIGKILL mid-run).
+"""A training run in its own process (tests/workflows/test_train_resume.py kills it with SIGKILL mid-run).
 
 Usage: python sigkill_run.py STORE RUN_ID STEPS [resume]"""
 

@@ -1,0 +1,69 @@
+"""The analysis commands (cli/analysis_commands.py): ``analyze`` checks its inputs before the model; ``compare``
+prints the table, the matrix and the costs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rredcot_viz.cli import main
+from rredcot_viz.paths import SAMPLE_TRACES_DIR
+
+
+def test_analyze_checks_what_the_estimator_needs_before_the_model(tmp_path, capsys):
+    records = [
+        {
+            "id": "a",
+            "problem": "1+1?",
+            "steps": ["1+1=2.", "So \\boxed{2}."],
+            "final_answer_correct": True,
+            "label": -1,
+        },
+        {
+            "id": "b",
+            "problem": "2+2?",
+            "steps": ["2+2=5.", "So \\boxed{5}."],
+            "final_answer_correct": False,
+            "label": 0,
+        },
+    ]
+    data = tmp_path / "no_references.json"
+    data.write_text(json.dumps(records))
+    argv = ["analyze", str(data), "--estimator", "rredcot", "--model", "no-such-model"]
+    assert main(argv) == 2  # nothing can run: it says so without loading the (unknown) model
+    captured = capsys.readouterr()
+    assert "capability check: rredcot: runs on 0 of 2 records; 2 lack a reference answer" in captured.out
+    assert "--estimator own_answer or uniform can run on them" in captured.out
+    assert "cannot run on any of the 2 traces" in captured.err
+    assert main([*argv, "--strict"]) == 2
+    assert "--strict: not every method can run on every record" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_compare_cli_prints_table_matrix_and_costs(capsys):
+    code = main(
+        [
+            "compare",
+            str(SAMPLE_TRACES_DIR / "arithmetic.jsonl"),
+            "--trace",
+            "sample-bakery-correct",
+            "--k",
+            "3",
+            "--methods",
+            "rredcot,mc,loo,shapley",
+            "--mc-rollouts",
+            "2",
+            "--mc-max-tokens",
+            "16",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "segment  text" in out and "spearman between methods" in out
+    import re
+
+    gap = re.search(r"efficiency_gap=(\S+);", out)
+    assert gap and abs(float(gap.group(1))) < 1e-9 and "exact over 8 subsets" in out
+    cost_lines = [line for line in out.splitlines() if line.startswith("  mc ")]
+    assert len(cost_lines) == 1 and "generated" in cost_lines[0]

@@ -1,0 +1,57 @@
+"""The diagnosis commands (cli/diagnosis_commands.py): ``eval-diagnosis`` on a sample, --strict, --calibrate-on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rredcot_viz.cli import main
+
+
+@pytest.mark.integration
+def test_eval_diagnosis_on_a_seeded_sample(tmp_path, capsys):
+    records = [
+        {
+            "id": f"r{i}",
+            "problem": f"What is {i} + {i}?",
+            "steps": [f"{i} + {i} = {2 * i + e}.", f"So {2 * i + e}."],
+            "final_answer_correct": e == 0,
+            "label": -1 if e == 0 else 0,
+        }
+        for i, e in zip(range(1, 7), [1, 1, 1, 0, 0, 0], strict=True)
+    ]
+    data = tmp_path / "tiny_split.json"
+    data.write_text(json.dumps(records))
+    argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--references", "none"]
+    argv += ["--min-sigma-estimator", "uniform", "--sample", "4", "--no-store"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "4 traces from" in out and "always_first" in out
+    assert out.index("min_sigma[uniform]: runs on 4 of 4 records") < out.index("ProcessBench tiny_split")
+    # uniform credit is never negative, so min_sigma says "no error" everywhere: F1 0, like always_no_error
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(
+        "split=tiny_split n=4 records_runnable_pct=100 best_detector=min_sigma[uniform] best_f1=0.0000 "
+        "always_no_error_f1=0.0000 uniform_random_f1="
+    )
+    assert "seconds_per_record=" in last
+
+
+def test_eval_diagnosis_strict_stops_before_the_model(tmp_path, capsys):
+    records = [{"problem": "1+1?", "steps": ["1+1=2.", "So 2."], "final_answer_correct": True, "label": -1}]
+    data = tmp_path / "one.json"
+    data.write_text(json.dumps(records))
+    argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--references", "none"]
+    argv += ["--min-sigma-estimator", "rredcot", "--strict", "--no-store", "--model", "no-such-model"]
+    assert main(argv) == 2  # the unknown model is never reached: the check stops first
+    err = capsys.readouterr().err
+    assert "--strict" in err and "min_sigma[rredcot]: runs on 0 of 1 records; 1 lack a reference answer" in err
+
+
+def test_eval_diagnosis_calibrates_only_the_verifier(tmp_path, capsys):
+    data = tmp_path / "one.json"
+    data.write_text(json.dumps([{"problem": "1+1?", "steps": ["So 2."], "final_answer_correct": True, "label": -1}]))
+    argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--calibrate-on", str(data)]
+    assert main([*argv, "--references", "none", "--model", "no-such-model"]) == 2
+    assert "--calibrate-on calibrates the step_verifier threshold" in capsys.readouterr().err

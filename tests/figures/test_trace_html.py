@@ -1,0 +1,23 @@
+"""The HTML heatmap (figures/trace_html.py): every text escaped, long segments collapsed but kept whole."""
+
+from __future__ import annotations
+
+from rredcot_viz.figures.trace_html import trace_heatmap
+
+
+def test_heatmap_escapes_every_text_and_keeps_segment_count():
+    texts = ["<script>alert(1)</script>", "a & b <img src=x onerror=y>", 'say "hi"']
+    html = trace_heatmap(
+        texts, [0.1, -0.2, 0.0], [{"sigma": 0.1}, {"sigma": -0.2}, {"<k>": 0.0}], answer_text="<b>7</b>"
+    )
+    assert html.count('class="rc-seg"') == 3
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=y&gt;" in html and "&amp;" in html and "&lt;k&gt; = +0.0000" in html
+    assert "&lt;b&gt;7&lt;/b&gt;" in html
+
+
+def test_long_segments_collapse_but_keep_all_text():
+    long = "x" * 5000
+    html = trace_heatmap([long, "short"], [1.0, -1.0], [{}, {}], collapse_chars=1000)
+    assert "<details>" in html and "[… 4250 more characters]" in html
+    assert html.count("x") >= 5000

@@ -1,0 +1,77 @@
+"""What every segmenter shares (segmenters/base.py): it tiles its region exactly, whitespace-only pieces merge
+(METHOD.md §2.1 rule 4), and the registry's aliases and choices."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rredcot_viz.segmenters import SegmenterInput, segmenters
+
+from .inputs import char_input
+
+
+def word_input(text: str, seed: int = 0) -> SegmenterInput:
+    """Tokens like a BPE: each word with its leading space; newlines are tokens of their own."""
+    import re
+
+    starts = [m.start() for m in re.finditer(r"\n|[ \t]*[^\s]+|[ \t]+", text)]
+    starts[0] = 0
+    h = np.random.default_rng(seed).random(len(starts)) * 4
+    return SegmenterInput(text, tuple(starts), h)
+
+
+def assert_tiles(segmentation, inp: SegmenterInput) -> None:
+    texts = [segment.text for segment in segmentation.segments]
+    assert "".join(texts) == inp.text
+    assert all(t.strip() for t in texts) or len(texts) == 1
+    spans = [segment.token_span for segment in segmentation.segments]
+    assert spans[0][0] == 0 and spans[-1][1] == inp.n_tokens
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in itertools.pairwise(spans))
+    for segment in segmentation.segments:  # char spans are the token spans' offsets
+        assert segment.char_span[0] == (0 if segment.token_span[0] == 0 else inp.starts[segment.token_span[0]])
+
+
+TEXT_ALPHABET = st.sampled_from([*list("ab .?!\n"), "Wait", " So", "But ", "\n\n", "Step 1:", "</thought>", "42"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pieces=st.lists(TEXT_ALPHABET, min_size=1, max_size=60),
+    name=st.sampled_from(
+        ["hybrid", "keyword", "line", "paragraph", "sentence", "fixed_tokens", "delimiter", "adaptive_entropy"]
+    ),
+    k=st.one_of(st.none(), st.integers(1, 12)),
+    seed=st.integers(0, 5),
+    words=st.booleans(),
+)
+def test_every_segmenter_tiles_the_text(pieces, name, k, seed, words):
+    text = "".join(pieces)
+    if not text.strip():
+        text = "x" + text
+    inp = word_input(text, seed) if words else char_input(text, np.random.default_rng(seed).random(len(text)))
+    segmenter = (
+        segmenters.get(name)(k=k) if name in ("hybrid", "fixed_tokens", "adaptive_entropy") else segmenters.get(name)()
+    )
+    segmentation = segmenter.segment(inp)
+    assert_tiles(segmentation, inp)
+    if k is not None and name == "hybrid":
+        assert segmentation.k <= k
+    assert set(segmentation.cuts) <= set(segmenter.candidate_cuts(inp)) or name == "adaptive_entropy"
+
+
+def test_whitespace_only_pieces_merge_forward():
+    """METHOD.md §2.1 rule 4: the lone newline pieces join the following piece; a blank tail the previous."""
+    segmentation = segmenters.get("line")().segment(char_input("a\n\n\nb\n \n"))
+    assert [s.text for s in segmentation.segments] == ["a\n", "\n\nb\n \n"]
+
+
+def test_aliases_resolve_and_unknown_names_list_choices():
+    assert segmenters.get("newline") is segmenters.get("line")
+    assert segmenters.get("fixed") is segmenters.get("fixed_tokens")
+    with pytest.raises(KeyError, match="unknown segmenter 'nope'; valid choices: keyword, hybrid, line"):
+        segmenters.get("nope")

@@ -1,0 +1,37 @@
+"""Comparing methods on one segmentation (workflows/compare.py, tiny model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rredcot_viz.engine import Analyzer
+from rredcot_viz.errors import UnknownNameError
+from rredcot_viz.segmenters import segmenters
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.workflows.compare import compare, method_kind
+
+TRACE = Trace(
+    "Tom has 3 apples and buys 5 more?",
+    "Tom starts with 3 apples.\nHe buys 5 more, so 3 + 5 = 8.\nWait, let me check again.\nThe answer is \\boxed{8}.",
+    reference_answer="8",
+    reference_solution="3 + 5 = \\boxed{8}",
+)
+
+
+def test_all_methods_share_one_segmentation(tiny):
+    methods = ["rredcot", "uniform", "mc", "loo", "shapley", "grad_x_input", "attention"]
+    options = {"mc": {"rollouts": 2, "max_new_tokens": 4}}
+    comparison = compare(Analyzer(tiny), TRACE, segmenters.get("line")(), methods, options)
+    k = comparison.segmentation.k
+    assert k == 3 and list(comparison.methods) == methods
+    for name, result in comparison.methods.items():
+        assert result.scores.shape == (k,), name
+        assert result.kind == method_kind(name)
+    assert comparison.methods["mc"].cost.tokens_generated > 0 and comparison.methods["uniform"].cost.calls == 0
+    names, matrix = comparison.matrix("spearman")
+    assert names == methods and np.allclose(np.diag(matrix)[[0, 3]], 1.0)
+    rows = comparison.rows()
+    assert [row["segment"] for row in rows] == [1, 2, 3] and set(methods) <= set(rows[0])
+    with pytest.raises(UnknownNameError, match="unknown method 'nope'"):
+        method_kind("nope")
