@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from rredcot_viz.cli.analysis_commands import format_table
+from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
 from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.processbench import baseline_predictions, f1_score, score
 from rredcot_viz.diagnosis.step_verifier import first_below
@@ -118,14 +119,13 @@ def main() -> None:
     parser.add_argument("--per-class", type=int, default=10, help="erroneous (and correct) records per split")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--detectors", default=",".join(detectors.names()))
-    parser.add_argument("--opt", action="append", default=[], metavar="DETECTOR.KEY=VALUE")
+    for name in detectors.names():  # the CLI's generated options: --<detector>-<setting> VALUE
+        add_settings_arguments(parser, {name: detectors.get(name).Config}, prefix=name, title=f"{name} settings")
     parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(CATALOGUE))
     args = parser.parse_args()
     options: dict[str, dict] = {detectors.resolve(n): {} for n in args.detectors.split(",") if n}
-    for pair in args.opt:
-        name, _, setting = pair.partition(".")
-        key, _, value = setting.partition("=")
-        options[detectors.resolve(name)][key] = type(getattr(detectors.get(name).Config(), key))(value)
+    for name in options:
+        options[name].update(settings_from_args(args, detectors.get(name).Config, prefix=name))
 
     requests = [
         EvaluationRequest(

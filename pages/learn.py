@@ -13,6 +13,7 @@ from rredcot_viz.workflows.learn import (
     SRPO_MAIN,
     ChainMDP,
     Trajectory,
+    credit_errors,
     grpo_credit,
     monte_carlo_spread,
     optimal_redistribution,
@@ -74,18 +75,9 @@ right.plotly_chart(
     ),
     key="learn_credit",
 )
-errors = pd.DataFrame(
-    {
-        "method": ["GRPO (uniform)", f"Monte Carlo, n={n}", "RREDCoT-style"],
-        "mean |error| vs optimal": [
-            np.abs(grpo - exact).mean(),
-            np.abs(mc_mean - exact).mean(),
-            np.abs(rredcot_sigma - exact).mean(),
-        ],
-        "noise (std over 300 repeats)": [0.0, float(mc_std.mean()), 0.0],
-        "model samples needed": [0, n * k, 0],
-    }
-)
+mc_name = f"Monte Carlo, n={n}"
+credits = {"GRPO (uniform)": grpo, mc_name: mc_mean, "RREDCoT-style": rredcot_sigma}
+errors = pd.DataFrame(credit_errors(exact, credits, mc_name, mc_std, n))
 st.dataframe(errors, hide_index=True, key="learn_errors")
 st.caption(
     "GRPO's credit is unbiased only for the total; MC is unbiased per step but noisy (shrinking as 1/√n) "

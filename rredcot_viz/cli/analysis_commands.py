@@ -97,8 +97,10 @@ def add_estimator_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
     """The analysis settings (scope, boundaries, redistribution variant) and the prompt."""
+    from rredcot_viz.scoring import PromptConfig
+
     add_settings_arguments(parser, [AnalysisConfig], initial=CLI_ANALYSIS, title="analysis settings")
-    parser.add_argument("--no-chat-template", action="store_true", help="raw prompt instead of the chat template")
+    add_settings_arguments(parser, [PromptConfig], title="prompt settings")  # --system-prompt, --no-chat-template
 
 
 def add_method_arguments(parser: argparse.ArgumentParser) -> None:
@@ -126,7 +128,7 @@ def build_methods(args: argparse.Namespace):
 def analysis_config(args: argparse.Namespace) -> AnalysisConfig:
     from rredcot_viz.scoring import PromptConfig
 
-    prompt = PromptConfig(chat_template=not args.no_chat_template)
+    prompt = PromptConfig(**settings_from_args(args, PromptConfig))
     return replace(CLI_ANALYSIS, prompt=prompt, **settings_from_args(args, AnalysisConfig))
 
 

@@ -19,6 +19,7 @@ from rredcot_viz.scoring.cache import BoundaryCache
 from rredcot_viz.scoring.plan import ResponseTokens, TargetPlanner, item_key, plan_items
 from rredcot_viz.segmenters.base import SegmenterInput
 from rredcot_viz.segmenters.scope import Scope
+from rredcot_viz.settings import Settings, setting
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost, ScoreItem, ScoreSeries, TokenStats, content_key
 
@@ -26,11 +27,12 @@ __all__ = ["PromptConfig", "ScoreItem", "TraceContext"]
 
 
 @dataclass(frozen=True)
-class PromptConfig:
+class PromptConfig(Settings):
     """How the question becomes the prompt (a trace's own raw ``prompt`` always wins)."""
 
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
-    chat_template: bool = True
+    system_prompt: str | None = setting(DEFAULT_SYSTEM_PROMPT, "system message put before the question (none: the "
+                                        "model's own default)", advanced=True)  # fmt: skip
+    chat_template: bool = setting(True, "wrap the question in the model's chat template (off: the raw question)")
 
 
 class TraceContext:

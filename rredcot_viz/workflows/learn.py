@@ -109,6 +109,20 @@ def rredcot_values(mdp: ChainMDP, trajectory: Trajectory, answer_skill: float) -
     return {"R_hat": r_hat, "v_hat": v_hat, "Q_hat": q_hat}
 
 
+def credit_errors(
+    exact: np.ndarray, credits: dict[str, np.ndarray], mc_name: str, mc_std: np.ndarray, n: int
+) -> dict[str, list]:
+    """Per method: mean |credit - optimal sigma*|, its sampling noise (Monte Carlo only) and the model samples
+    it needs (n per state for Monte Carlo, none for the others): the Learn page's comparison table."""
+    k = len(exact)
+    return {
+        "method": list(credits),
+        "mean |error| vs optimal": [float(np.abs(np.asarray(c) - exact).mean()) for c in credits.values()],
+        "noise (std over repeats)": [float(mc_std.mean()) if name == mc_name else 0.0 for name in credits],
+        "model samples needed": [n * k if name == mc_name else 0 for name in credits],
+    }
+
+
 # Headline results from METHOD.md §10, shown with their caveats (None = not available, never zero).
 RREDCOT_LONG_CONTEXT = {
     "columns": ["Benchmark", "GRPO", "RREDCoT"],

@@ -9,6 +9,7 @@ from rredcot_viz.errors import ConfigError
 from rredcot_viz.workflows.learn import (
     ChainMDP,
     Trajectory,
+    credit_errors,
     grpo_credit,
     monte_carlo_spread,
     optimal_redistribution,
@@ -61,3 +62,13 @@ def test_rredcot_style_values_never_overestimate_the_continuation():
 def test_bad_settings_are_refused():
     with pytest.raises(ConfigError, match="must lie in"):
         ChainMDP(p=(1.2,))
+
+
+def test_credit_errors_by_hand():
+    exact = np.array([0.5, -0.5])
+    credits = {"grpo": np.array([0.0, 0.0]), "mc": np.array([0.25, -0.25]), "rredcot": np.array([0.5, -0.5])}
+    table = credit_errors(exact, credits, "mc", np.array([0.1, 0.3]), n=4)
+    assert table["method"] == ["grpo", "mc", "rredcot"]
+    assert table["mean |error| vs optimal"] == pytest.approx([0.5, 0.25, 0.0])
+    assert table["noise (std over repeats)"] == pytest.approx([0.0, 0.2, 0.0])
+    assert table["model samples needed"] == [0, 8, 0]
