@@ -29,6 +29,7 @@ import argparse
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from rredcot_viz.attribution.agreement import pearson, per_trace_agreement, per_
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.redistribution import redistribute
+from rredcot_viz.estimators.rredcot import RREDCoTConfig
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.paths import PROJECT_ROOT, shared_data_dir
@@ -58,10 +60,11 @@ CONTROLS = ("last_segment", "position", "random")
 
 def estimator_rows() -> dict[str, tuple[str, dict]]:
     """Row name -> (estimator, options): Q-hat per v-hat setting, R-hat alone, v-hat alone."""
-    rows: dict[str, tuple[str, dict]] = {"rredcot": ("rredcot", {})}
+    rows: dict[str, tuple[str, dict]] = {"rredcot": ("rredcot", {})}  # the defaults
+    default = RREDCoTConfig()
     for proposal in PROPOSALS:
         for aggregation in PATH_AGGREGATIONS:
-            if (proposal, aggregation) != ("remaining", "geo_mean"):
+            if (proposal, aggregation) != (default.path_proposal, default.path_aggregation):
                 rows[f"rredcot[{proposal},{aggregation}]"] = (
                     "rredcot",
                     {"path_proposal": proposal, "path_aggregation": aggregation},
@@ -208,7 +211,16 @@ def main() -> None:
     parser.add_argument("--mc-max-tokens", type=int, default=512)
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--ta-traces", type=int, default=0, help="Thought Anchors traces to compare (0 = skip)")
+    parser.add_argument(
+        "--report-from",
+        metavar="JSON",
+        help="no model: print the tables again from a run's compare_traces.json, the row 'rredcot' being today's "
+        "default (e.g. after the default changed)",
+    )
     args = parser.parse_args()
+    if args.report_from:
+        report_again(json.loads(Path(args.report_from).read_text()))
+        return
     OUT.mkdir(parents=True, exist_ok=True)
     started_all = time.perf_counter()
     lm = LanguageModel.load()
@@ -251,6 +263,10 @@ def main() -> None:
                     "scores": {name: v.tolist() for name, v in r.scores.items()},
                     "tokens": r.tokens,
                     "seconds": r.seconds,
+                    "rredcot_is": default_row(),
+                    "mc_max_new_tokens": args.mc_max_tokens,
+                    "truncated": r.truncated,
+                    "rollouts": r.rollouts,
                 }
                 for r in results
             ],
@@ -268,6 +284,37 @@ def main() -> None:
     print(f"\n{time.perf_counter() - started_all:.0f} s in all")
     print(
         f"traces_drawn={drawn} traces_usable={len(usable)} mc_max_new_tokens={args.mc_max_tokens} "
+        + " ".join(f"{key}={value}" for key, value in headline.items())
+    )
+
+
+def default_row() -> str:
+    """The ablation row that the 'rredcot' row (the estimator's defaults) equals."""
+    default = RREDCoTConfig()
+    return f"rredcot[{default.path_proposal},{default.path_aggregation}]"
+
+
+def report_again(records: list[dict]) -> None:
+    """The tables of a finished run from its saved per-trace scores, with 'rredcot' meaning today's defaults.
+    A file written before the run recorded its default row had v-hat's earlier default (remaining, geo_mean)."""
+    results = []
+    for record in records:
+        trace = Trace("(not saved)", record["cot"], correct=bool(record["outcome"]), trace_id=record["trace"])
+        result = TraceResult(trace, record["k"], np.asarray(record["scores"].get("mc16", [])), np.array([]))
+        result.scores = {name: np.asarray(v) for name, v in record["scores"].items()}
+        result.tokens, result.seconds = dict(record["tokens"]), dict(record["seconds"])
+        result.truncated, result.rollouts = record.get("truncated", 0), record.get("rollouts", 0)
+        was, now = record.get("rredcot_is", "rredcot[remaining,geo_mean]"), default_row()
+        if was != now and now in result.scores:
+            for table in (result.scores, result.tokens, result.seconds):
+                table[was], table["rredcot"] = table.pop("rredcot"), table.pop(now)
+        results.append(result)
+    usable = [r for r in results if r.scores]
+    max_tokens = records[0].get("mc_max_new_tokens", 512)
+    print(f"re-read {len(records)} traces ({len(usable)} usable); the 'rredcot' row is {default_row()}")
+    headline = report(usable)
+    print(
+        f"traces_drawn={len(records)} traces_usable={len(usable)} mc_max_new_tokens={max_tokens} "
         + " ".join(f"{key}={value}" for key, value in headline.items())
     )
 

@@ -57,8 +57,10 @@ class RREDCoTConfig(EstimatorConfig):
                                "span's probability; mean_prob is not one)", choices=_answer_aggregations)  # fmt: skip
     path_aggregation: str = setting("geo_mean", "how v-hat reads the reference path's token probabilities "
                                     "(geo_mean: length-normalised)", choices=aggregations.names)  # fmt: skip
-    path_proposal: str = setting("remaining", "v-hat scores the reference steps still ahead of the prefix, or the "
-                                 "whole reference path", choices=PATH_PROPOSALS, advanced=True)  # fmt: skip
+    # whole, by measurement: it agreed best with MC(16) on non-final segments (bench/compare.py, README)
+    path_proposal: str = setting("whole", "v-hat scores the whole reference path after every prefix, or only "
+                                 "the reference steps still ahead of it", choices=PATH_PROPOSALS,
+                                 advanced=True)  # fmt: skip
     alpha: float = alpha_setting(1.0)
     beta: float = beta_setting(1.0)
     trigger: str | None = setting(None, "text after the prefix that asks for the answer (none: the Thought Anchors "

@@ -48,12 +48,12 @@ def test_the_engine_scores_the_remaining_path_at_each_state():
     trace = Trace(QUESTION, "3 + 4 = 7.\nok\nok\nThe answer is 5.", reference_answer="5", reference_solution=PATH)
     analyzer = Analyzer(ToyLanguageModel(rule), AnalysisConfig())
     options = {"trigger": "=", "path_separator": "#"}
-    remaining = analyzer.analyze(trace, segmenters.get("line")(), estimators.get("continue_only")(**options))
+    remaining = analyzer.analyze(
+        trace, segmenters.get("line")(), estimators.get("continue_only")(path_proposal="remaining", **options)
+    )
     # s_1 (nothing stated) scores the whole path, s_2 and s_3 (after "= 7") the rest; s_4 is the outcome
     np.testing.assert_allclose(remaining.values.values, [0.2, 0.6, 0.6, 1.0], atol=1e-12)
-    whole = analyzer.analyze(
-        trace, segmenters.get("line")(), estimators.get("continue_only")(path_proposal="whole", **options)
-    )
+    whole = analyzer.analyze(trace, segmenters.get("line")(), estimators.get("continue_only")(**options))  # default
     # the whole path after "= 7" is text the rule does not favour: its chars get only the uniform rest
     assert whole.values.values[0] == remaining.values.values[0]
     assert whole.values.values[1] < 0.01 and whole.values.values[2] < 0.01
