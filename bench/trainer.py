@@ -1,8 +1,8 @@
 """Short online refinements on the built-in task: GRPO, RREDCoT-GRPO, SRPO and RRPO, several seeds, on a CPU.
 
-For each seed and method, trains the model (LoRA, the ``quick`` preset: 8 rollouts per step) for ``--steps``
-steps, all runs of a seed advancing one step in turn (so their step times are measured under the same load and
-the RREDCoT / GRPO ratio is paired by step), evaluating held-out accuracy every ``--eval-every`` steps (32
+For each seed and method, trains the model (LoRA, the ``quick`` preset at 1 prompt x 8 rollouts per step) for
+``--steps`` steps, all runs of a seed advancing one step in turn (so their step times are measured under the
+same load and the RREDCoT / GRPO ratio is paired by step), evaluating held-out accuracy every ``--eval-every`` steps (32
 problems x 2 sampled answers, seeds that do not depend on the step, so every run is scored on the same draws).
 RREDCoT runs with the default coupling (``value_baseline``, gae_lambda 1) and, beside it, with gae_lambda 0.5.
 
@@ -91,7 +91,9 @@ def main() -> None:
         trainers = {}
         for name in runs:
             method, overrides = RUNS[name]
-            config = quick(method=method, steps=args.steps, seed=seed, eval_every=args.eval_every, **overrides)
+            config = quick(  # one prompt per step: the protocol of every table so far (the preset now uses 4)
+                method=method, steps=args.steps, seed=seed, eval_every=args.eval_every, prompts_per_step=1, **overrides
+            )
             trainers[name] = Trainer(lm, config, train, held_out, run_id=f"bench-{name}-{seed}")
         started = time.perf_counter()
         start_accuracy = next(iter(trainers.values())).evaluate()  # the same base model and seeds for every run
