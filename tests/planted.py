@@ -72,3 +72,16 @@ GIVEN = segmenters.get("given")()
 
 def analyzer(lm) -> Analyzer:
     return Analyzer(lm, AnalysisConfig(boundaries="states"))
+
+
+# Six ProcessBench-style records: the first three wrong at step 0 (label 0), the last three correct (label -1).
+STEP_RECORDS = [
+    {
+        "id": f"r{i}",
+        "problem": f"What is {i} + {i}?",
+        "steps": [f"{i} + {i} = {2 * i + e}.", f"So {2 * i + e}."],
+        "final_answer_correct": e == 0,
+        "label": -1 if e == 0 else 0,
+    }
+    for i, e in zip(range(1, 7), [1, 1, 1, 0, 0, 0], strict=True)
+]

@@ -5,24 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from planted import STEP_RECORDS
 
 from rredcot_viz.cli import main
 
 
 @pytest.mark.integration
 def test_eval_diagnosis_on_a_seeded_sample(tmp_path, capsys):
-    records = [
-        {
-            "id": f"r{i}",
-            "problem": f"What is {i} + {i}?",
-            "steps": [f"{i} + {i} = {2 * i + e}.", f"So {2 * i + e}."],
-            "final_answer_correct": e == 0,
-            "label": -1 if e == 0 else 0,
-        }
-        for i, e in zip(range(1, 7), [1, 1, 1, 0, 0, 0], strict=True)
-    ]
     data = tmp_path / "tiny_split.json"
-    data.write_text(json.dumps(records))
+    data.write_text(json.dumps(STEP_RECORDS))
     argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--references", "none"]
     argv += ["--min-sigma-estimator", "uniform", "--sample", "4", "--no-store"]
     assert main(argv) == 0

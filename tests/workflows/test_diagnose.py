@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from planted import RECORD
+from planted import RECORD, STEP_RECORDS
 from toy import ToyLanguageModel
 
 from rredcot_viz.diagnosis.verdicts import evaluation_runs, load_evaluation
@@ -21,17 +21,6 @@ from rredcot_viz.workflows.diagnose import (
     store_evaluation,
 )
 
-RECORDS = [
-    {
-        "id": f"r{i}",
-        "problem": f"What is {i} + {i}?",
-        "steps": [f"{i} + {i} = {2 * i + e}.", f"So {2 * i + e}."],
-        "final_answer_correct": e == 0,
-        "label": -1 if e == 0 else 0,
-    }
-    for i, e in zip(range(1, 7), [1, 1, 1, 0, 0, 0], strict=True)
-]
-
 
 def test_a_seeded_sample_keeps_file_order_and_is_reproducible():
     traces = [Trace("q", f"step {i}", trace_id=str(i)) for i in range(10)]
@@ -43,7 +32,7 @@ def test_a_seeded_sample_keeps_file_order_and_is_reproducible():
 
 def test_an_evaluation_runs_stores_and_reads_back(tiny, tmp_path):
     data = tmp_path / "tiny_split.json"
-    data.write_text(json.dumps(RECORDS))
+    data.write_text(json.dumps(STEP_RECORDS))
     request = EvaluationRequest(data, {"min_sigma": {"estimator": "uniform"}}, references="none", sample=4)
     reports: list[tuple[str, int, int]] = []
     outcome = run_evaluation(tiny, request, lambda name, done, total: reports.append((name, done, total)))
