@@ -91,6 +91,7 @@ class StoreBase:
                 "(e.g. another app or CLI run), or use another store file with RREDCOT_STORE=/path/other.duckdb"
             ) from None
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self.migrate()
 
     @contextmanager
@@ -101,6 +102,13 @@ class StoreBase:
             yield cursor
         finally:
             cursor.close()
+
+    @contextmanager
+    def writing(self) -> Iterator[Any]:
+        """A cursor for a write that two threads may make at once (a job and the page that watches it): DuckDB
+        fails the second of two concurrent inserts of one key even with OR IGNORE / OR REPLACE, so they take turns."""
+        with self._write_lock, self.cursor() as cursor:
+            yield cursor
 
     def close(self) -> None:
         self._connection.close()

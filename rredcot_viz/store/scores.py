@@ -18,7 +18,7 @@ class ScoreStore(StoreBase):
 
     def put_context(self, context_key: str, trace_hash: str, model_name: str, fingerprint: str, prompt: str) -> None:
         """Say which trace, model and prompt a context key stands for (the key itself is a hash)."""
-        with self.cursor() as cur:
+        with self.writing() as cur:
             cur.execute(
                 "INSERT OR IGNORE INTO contexts VALUES (?, ?, ?, ?, ?, ?)",
                 [context_key, trace_hash, model_name, fingerprint, prompt, time.time()],
@@ -44,7 +44,7 @@ class ScoreStore(StoreBase):
         return TokenStats(np.array(row[0]), np.array(row[1])) if row else None
 
     def save_stats(self, context_key: str, stats: TokenStats) -> None:
-        with self.cursor() as cur:
+        with self.writing() as cur:
             cur.execute(
                 "INSERT OR REPLACE INTO token_stats VALUES (?, ?, ?, ?)",
                 [context_key, stats.logprobs.tolist(), stats.entropies.tolist(), time.time()],
@@ -62,7 +62,7 @@ class ScoreStore(StoreBase):
     def save_scores(self, context_key: str, series_key: str, scores: dict[int, np.ndarray]) -> None:
         now = time.time()
         rows = [(context_key, series_key, int(p), lp.tolist(), now) for p, lp in scores.items()]
-        with self.cursor() as cur:
+        with self.writing() as cur:
             cur.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)", rows)
 
     def load_rollouts(self, context_key: str, sampling_key: str, prefix: int) -> list[Rollout]:
@@ -92,7 +92,7 @@ class ScoreStore(StoreBase):
             )
             for r in rollouts
         ]
-        with self.cursor() as cur:
+        with self.writing() as cur:
             cur.executemany("INSERT OR REPLACE INTO rollouts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def put_result(
@@ -100,7 +100,7 @@ class ScoreStore(StoreBase):
     ) -> None:
         """Store one method's output (an attribution, a verdict, a dataset record); the key names its run or
         its inputs, so the same computation is found again."""
-        with self.cursor() as cur:
+        with self.writing() as cur:
             cur.execute(
                 "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [

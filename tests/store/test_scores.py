@@ -70,3 +70,29 @@ def test_a_second_process_finds_results_in_the_store(tiny, store):
     contexts = store.contexts()
     assert [c["trace_hash"] for c in contexts] == [trace.content_hash] and contexts[0]["model_name"] == tiny.name
     assert contexts[0]["model_fingerprint"] == tiny.fingerprint
+
+
+def test_two_threads_writing_one_key_at_once_both_succeed(store):
+    """A job and the page watching it register the same context and save the same scores at the same moment;
+    DuckDB fails the second of two concurrent inserts of one key (even OR IGNORE), so the store serialises them."""
+    import threading
+
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def write(worker: int) -> None:
+        start.wait()
+        try:
+            for round_ in range(40):
+                store.put_context(f"ctx{round_}", "hash", "model", "fp", "prompt")
+                store.save_scores(f"ctx{round_}", "series", {0: np.array([-0.5]), worker: np.array([-1.0])})
+        except Exception as error:  # collected: an exception in a thread would not fail the test by itself
+            errors.append(error)
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(store.contexts()) == 40 and set(store.load_scores("ctx39", "series")) == {0, 1, 2, 3}
