@@ -147,6 +147,9 @@ def main() -> None:
             found["tracebacks"] += tracebacks(page)
 
             page.get_by_text("Samples", exact=True).click()
+            page.wait_for_function(  # the upload's Trace menu is gone once the rerun has replaced it
+                "() => document.querySelectorAll('input[aria-label=\"Trace\"]').length === 1", timeout=60000
+            )
             wait_idle(page)
             labels, current = sample_labels(page)
             live = page.get_by_text("Re-score live with the loaded model", exact=True)

@@ -110,9 +110,14 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
 
 def watch(job: Job, work: AnalysisWork) -> None:
     """The job's progress (the app's one job view) and, once R-hat's scores are in, a first look at them; reruns
-    the page when the job is done, offers to continue it when it stopped. Stops the rest of the page meanwhile."""
+    the page when the job is done, offers to continue it when it stopped. Stops the rest of the page meanwhile.
+
+    Only the progress reruns every second; the first look is drawn once, by the page rerun its arrival triggers
+    (a long trace's heatmap is not rebuilt and resent every second while the job shares the process). Each
+    rerun must stay cheap: see ``runner.postScriptGC`` in ``.streamlit/config.toml``."""
     jobs = resources.jobs()
     texts = JobTexts(cancelled="The analysis was cancelled; what it scored is kept.")
+    look = work.first_look()
 
     @st.fragment(run_every=1.0)
     def progress() -> None:
@@ -125,15 +130,14 @@ def watch(job: Job, work: AnalysisWork) -> None:
                 start(work, jobs)
                 st.rerun()
             return
-        look = work.first_look()
-        if look is not None:
-            segments = look.segmentation.segments
-            tips = [
-                {"R_hat": float(look.values.values[s.index]), "sigma": float(look.sigma[s.index])} for s in segments
-            ]
-            st.caption("First look: R̂ alone (chance of the right answer if the trace stopped here); v̂ is coming…")
-            answer = work.trace.cot[segments[-1].char_span[1] :]
-            st.html(trace_heatmap([s.text for s in segments], look.sigma, tips, answer_text=answer))
+        if look is None and work.first_look_ready():
+            st.rerun()
 
     progress()
+    if look is not None:
+        segments = look.segmentation.segments
+        tips = [{"R_hat": float(look.values.values[s.index]), "sigma": float(look.sigma[s.index])} for s in segments]
+        st.caption("First look: R̂ alone (chance of the right answer if the trace stopped here); v̂ is coming…")
+        answer = work.trace.cot[segments[-1].char_span[1] :]
+        st.html(trace_heatmap([s.text for s in segments], look.sigma, tips, answer_text=answer))
     st.stop()

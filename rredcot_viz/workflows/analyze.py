@@ -55,14 +55,17 @@ class AnalysisWork:
         """The analysis (instant once ``pending`` is 0)."""
         return self.analyzer.analyze(self.trace, self.segmenter, self.estimator)
 
+    def first_look_ready(self) -> bool:
+        """Whether R-hat's scores alone are cached (a first look is possible, with no model call)."""
+        if "reference_solution" not in self.estimator.needs:
+            return False
+        return not self.analyzer.pending(self.trace, self.segmenter, self.first_look_estimator())
+
     def first_look(self) -> AnalysisResult | None:
         """R-hat alone on the same segments when its scores are cached and the full analysis is not yet."""
-        if "reference_solution" not in self.estimator.needs:
+        if not self.first_look_ready():
             return None
-        quick = self.first_look_estimator()
-        if self.analyzer.pending(self.trace, self.segmenter, quick):
-            return None
-        return self.analyzer.analyze(self.trace, self.segmenter, quick)
+        return self.analyzer.analyze(self.trace, self.segmenter, self.first_look_estimator())
 
     def first_look_estimator(self) -> ValueEstimator:
         aggregation = getattr(self.estimator.config, "aggregation", "seq_prob")

@@ -1,0 +1,75 @@
+"""The app's analysis job on a tiny random transformer: R-hat first (the first look), then the full analysis;
+one job per scoring work, shared by settings that reuse its scores."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rredcot_viz.engine import AnalysisConfig, Analyzer
+from rredcot_viz.estimators import estimators
+from rredcot_viz.jobs import JobManager
+from rredcot_viz.segmenters import segmenters
+from rredcot_viz.traces.trace import Trace
+from rredcot_viz.workflows.analyze import AnalysisWork, start
+
+TRACE = Trace(
+    question="Tom has 3 apples and buys 5 more. How many apples does he have?",
+    cot="Tom starts with 3 apples.\nHe buys 5 more, so 3 + 5 = 8.\nTherefore, the final answer is \\boxed{8}.",
+    reference_answer="8",
+    reference_solution="3 + 5 = 8, so the answer is \\boxed{8}.",
+)
+
+
+def work(analyzer: Analyzer, k: int = 2, **options) -> AnalysisWork:
+    return AnalysisWork(analyzer, TRACE, segmenters.get("hybrid")(k=k), estimators.get("rredcot")(**options))
+
+
+def fresh(tiny) -> Analyzer:
+    return Analyzer(tiny, AnalysisConfig(boundaries="segmenter"))
+
+
+class Recorder:
+    """Stands in for a Job: records the phases the work reports, and whether a first look existed at each."""
+
+    def __init__(self, work: AnalysisWork):
+        self.work = work
+        self.phases: list[tuple[str, bool]] = []
+
+    def progress(self, done: int, total: int, phase: str) -> None:
+        self.phases.append((phase, self.work.first_look_ready()))
+
+
+def test_the_first_look_is_ready_before_v_hat_is_scored_and_equals_r_hat_alone(tiny):
+    analysis = work(fresh(tiny))
+    assert analysis.pending > 0 and not analysis.first_look_ready() and analysis.first_look() is None
+    recorder = Recorder(analysis)
+    analysis.run(recorder)
+    first_full = next(i for i, (phase, _) in enumerate(recorder.phases) if phase == "all values")
+    assert [phase for phase, _ in recorder.phases[:first_full]] and all(
+        phase == "R̂" for phase, _ in recorder.phases[:first_full]
+    )
+    assert all(ready for _, ready in recorder.phases[first_full:])  # v-hat is scored after R-hat is complete
+    assert analysis.pending == 0
+    look = analysis.first_look()
+    answer_only = fresh(tiny).analyze(TRACE, analysis.segmenter, estimators.get("answer_only")(aggregation="seq_prob"))
+    np.testing.assert_allclose(look.values.values, answer_only.values.values, atol=1e-9)
+    assert look.segmentation.cuts == analysis.result().segmentation.cuts
+
+
+def test_an_estimator_without_a_reference_solution_has_no_first_look(tiny):
+    analysis = AnalysisWork(fresh(tiny), TRACE, segmenters.get("hybrid")(k=2), estimators.get("answer_only")())
+    assert not analysis.first_look_ready()
+    analysis.analyzer.analyze(TRACE, analysis.segmenter, analysis.estimator)
+    assert analysis.pending == 0 and not analysis.first_look_ready() and analysis.first_look() is None
+
+
+def test_settings_that_reuse_the_scores_share_one_job(tiny):
+    analyzer, jobs = fresh(tiny), JobManager()
+    try:
+        first = start(work(analyzer, k=2), jobs)
+        again = start(work(analyzer, k=3), jobs)  # another K: the same candidate boundaries, the same scores
+        assert work(analyzer, k=2).key == work(analyzer, k=3).key and again.id == first.id
+        assert work(analyzer, trigger="\nSo: ").key != first.key  # another trigger is other scoring work
+        assert jobs.wait(first).status == "done" and work(analyzer, k=3).pending == 0
+    finally:
+        jobs.shutdown()
