@@ -16,7 +16,8 @@ same traces and segments: last-segment-only, position, random (100 seeded draws)
 and Kendall per trace, averaged with a bootstrap 95% interval, on the non-final segments (the headline: the
 final segment writes the answer, and every estimator jumps there) and on all segments.
 A row beats the controls when the paired bootstrap interval of (row - control) is above 0 for each.
-Cost per row: tokens (scored + generated) and seconds per trace, each method run on a cold cache.
+Cost per row: tokens (scored + generated) and seconds per trace, each method run on a cold cache (seconds on
+one thread: ``--workers`` processes of one thread score the traces, 2 by default for the 2 cores).
 
 Last line: ``traces_drawn traces_usable mc_max_new_tokens rredcot_spearman_nonfinal rredcot_spearman_all
 answer_only_spearman_nonfinal last_segment_spearman_all position_spearman_nonfinal random_spearman_nonfinal
@@ -26,12 +27,18 @@ rredcot_beats_controls tokens_mc16_over_rredcot mc_spearman_at_rredcot_budget`` 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import multiprocessing
 import time
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from rredcot_viz.attribution.agreement import pearson, per_trace_agreement, per_trace_control, spearman, value_at_budget
 from rredcot_viz.engine import AnalysisConfig, Analyzer
@@ -203,6 +210,47 @@ def score_trace(lm: LanguageModel, trace: Trace, args: argparse.Namespace) -> Tr
     return result
 
 
+def scored_in_order(
+    lm: LanguageModel, traces: list[Trace], args: argparse.Namespace
+) -> Iterator[tuple[TraceResult, float]]:
+    """Each trace's result and its seconds, in the traces' order. With ``--workers N`` the traces are scored by N
+    processes of one thread each (a small model's batched sampling gains little from a second thread); results
+    still come in order, so the caller's stopping rule picks the same traces as a single process would."""
+    if args.workers == 1:
+        for trace in traces:
+            started = time.perf_counter()
+            yield score_trace(lm, trace, args), time.perf_counter() - started
+        return
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(args.workers, mp_context=context, initializer=_load_worker_model)
+    waiting = iter(traces)
+    running: deque = deque()
+    for trace in itertools.islice(waiting, args.workers + 1):  # one queued, so no worker waits for the reader
+        running.append(pool.submit(_score_in_worker, trace, args))
+    try:
+        while running:
+            yield running.popleft().result()
+            for trace in itertools.islice(waiting, 1):
+                running.append(pool.submit(_score_in_worker, trace, args))
+    finally:  # enough traces: the ones still being scored are not needed
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in multiprocessing.active_children():
+            process.terminate()
+
+
+_WORKER_MODEL: list[LanguageModel] = []
+
+
+def _load_worker_model() -> None:
+    torch.set_num_threads(1)
+    _WORKER_MODEL.append(LanguageModel.load())
+
+
+def _score_in_worker(trace: Trace, args: argparse.Namespace) -> tuple[TraceResult, float]:
+    started = time.perf_counter()
+    return score_trace(_WORKER_MODEL[0], trace, args), time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=40, help="built-in problems to screen")
@@ -210,6 +258,9 @@ def main() -> None:
     parser.add_argument("--usable", type=int, default=26, help="stop once this many usable traces are scored")
     parser.add_argument("--mc-max-tokens", type=int, default=512)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument(
+        "--workers", type=int, default=2, help="processes scoring traces (one thread each; 1 = this process)"
+    )
     parser.add_argument("--ta-traces", type=int, default=0, help="Thought Anchors traces to compare (0 = skip)")
     parser.add_argument(
         "--report-from",
@@ -234,20 +285,17 @@ def main() -> None:
     )
     results: list[TraceResult] = []
     drawn = 0
-    for trace in traces:
-        if sum(bool(r.scores) for r in results) >= args.usable:
-            break
+    for result, seconds in scored_in_order(lm, traces, args):
         drawn += 1
-        started = time.perf_counter()
-        result = score_trace(lm, trace, args)
         results.append(result)
         status = "usable" if result.scores else ("K < 3" if result.k < 3 else "MC constant before the end")
         print(
-            f"[{drawn}/{len(traces)}] {trace.trace_id}: K={result.k} R={trace.outcome:.0f} "
-            f"MC values {np.round(result.reference_values, 2).tolist()} {status} "
-            f"({time.perf_counter() - started:.0f} s)",
+            f"[{drawn}/{len(traces)}] {result.trace.trace_id}: K={result.k} R={result.trace.outcome:.0f} "
+            f"MC values {np.round(result.reference_values, 2).tolist()} {status} ({seconds:.0f} s)",
             flush=True,
         )
+        if sum(bool(r.scores) for r in results) >= args.usable:
+            break
     usable = [r for r in results if r.scores]
     nonconstant_all = sum(np.ptp(r.reference) > 0 for r in results)
     truncated = sum(r.truncated for r in results) / max(sum(r.rollouts for r in results), 1)
