@@ -1,6 +1,7 @@
 """Short online refinements on the built-in task: GRPO, RREDCoT-GRPO, SRPO and RRPO, several seeds, on a CPU.
 
-For each seed and method, trains the model (LoRA, the ``quick`` preset at 1 prompt x 8 rollouts per step) for
+With ``--workers N`` the seeds run in N processes of one thread each (their step times are then measured at one
+thread). For each seed and method, trains the model (LoRA, the ``quick`` preset at 1 prompt x 8 rollouts per step) for
 ``--steps`` steps, all runs of a seed advancing one step in turn (so their step times are measured under the
 same load and the RREDCoT / GRPO ratio is paired by step), evaluating held-out accuracy every ``--eval-every`` steps (32
 problems x 2 sampled answers, seeds that do not depend on the step, so every run is scored on the same draws).
@@ -20,9 +21,15 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
+import multiprocessing
 import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from rredcot_viz.estimators.coupling import grpo_advantages, segment_advantages, token_advantages
 from rredcot_viz.estimators.redistribution import redistribute
@@ -65,9 +72,84 @@ class CreditProbe:
                 self.flat_max_diff = max(self.flat_max_diff, float(np.abs(tokens - grpo).max(initial=0.0)))
             self.groups += 1
 
+    def merge(self, other: CreditProbe) -> None:
+        """Add another seed's observations (each seed probes its own RREDCoT run)."""
+        for outcome, values in other.nonfinal.items():
+            self.nonfinal[outcome].extend(values)
+        self.flat_max_diff = max(self.flat_max_diff, other.flat_max_diff)
+        self.groups += other.groups
+
     def mean(self, outcome: float) -> float:
         values = self.nonfinal[outcome]
         return float(np.mean(values)) if values else float("nan")
+
+
+@dataclass
+class SeedResult:
+    """One seed's runs: held-out accuracy at each evaluation, step seconds, paired step-time ratios, credit probe."""
+
+    seed: int
+    evals: dict[str, list[tuple[int, float]]]
+    seconds: dict[str, list[float]]
+    paired: list[float]
+    probe: CreditProbe
+    wall_s: float
+
+
+def run_seed(lm: LanguageModel, seed: int, args: argparse.Namespace, runs: list[str]) -> SeedResult:
+    """Every run of one seed, advancing one step in turn (their times share the load, so the RREDCoT / GRPO
+    ratio is paired by step)."""
+    train, held_out = builtin_split(train=200, held_out=32, seed=0)
+    trainers = {}
+    for name in runs:
+        method, overrides = RUNS[name]
+        config = quick(  # one prompt per step: the protocol of every table so far (the preset now uses 4)
+            method=method, steps=args.steps, seed=seed, eval_every=args.eval_every, prompts_per_step=1, **overrides
+        )
+        trainers[name] = Trainer(lm, config, train, held_out, run_id=f"bench-{name}-{seed}")
+    started = time.perf_counter()
+    start_accuracy = next(iter(trainers.values())).evaluate()  # the same base model and seeds for every run
+    evals = {name: [(0, start_accuracy)] for name in runs}
+    result = SeedResult(seed, evals, {name: [] for name in runs}, [], CreditProbe(), 0.0)
+    for step in range(1, args.steps + 1):
+        for name, trainer in trainers.items():
+            metrics, groups = trainer.train_step()
+            result.seconds[name].append(metrics["seconds"])
+            if name == "rredcot":
+                result.probe(metrics, groups)
+            if step % args.eval_every == 0 or step == args.steps:
+                result.evals[name].append((step, trainer.evaluate()))
+        if {"rredcot", "grpo"} <= set(runs):
+            result.paired.append(result.seconds["rredcot"][-1] / result.seconds["grpo"][-1])
+    result.wall_s = time.perf_counter() - started
+    return result
+
+
+def seed_results(args: argparse.Namespace, runs: list[str]) -> Iterator[SeedResult]:
+    """Each seed's result in seed order. With ``--workers N`` the seeds run in N processes of one thread each (a
+    small model's step gains little from a second thread); each process loads the model once."""
+    if args.workers == 1:
+        lm = LanguageModel.load(ModelConfig(source=args.model))
+        for seed in range(args.seeds):
+            yield run_seed(lm, seed, args, runs)
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        args.workers, mp_context=context, initializer=_load_worker_model, initargs=(args.model,)
+    ) as pool:
+        yield from pool.map(_run_seed_in_worker, range(args.seeds), itertools.repeat(args), itertools.repeat(runs))
+
+
+_WORKER_MODEL: list[LanguageModel] = []
+
+
+def _load_worker_model(model: str) -> None:
+    torch.set_num_threads(1)
+    _WORKER_MODEL.append(LanguageModel.load(ModelConfig(source=model)))
+
+
+def _run_seed_in_worker(seed: int, args: argparse.Namespace, runs: list[str]) -> SeedResult:
+    return run_seed(_WORKER_MODEL[0], seed, args, runs)
 
 
 def main() -> None:
@@ -77,49 +159,33 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=10)
     parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated rows of {', '.join(RUNS)}")
     parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(CATALOGUE))
+    parser.add_argument(
+        "--workers", type=int, default=1, help="processes running seeds (one thread each; 1 = this process)"
+    )
     args = parser.parse_args()
     runs = [name for name in args.runs.split(",") if name]
     OUT.mkdir(parents=True, exist_ok=True)
-    lm = LanguageModel.load(ModelConfig(source=args.model))
-    train, held_out = builtin_split(train=200, held_out=32, seed=0)
     rows, step_times = [], {name: [] for name in runs}
     curves: dict[str, list[list[float]]] = {name: [] for name in runs}
     probe = CreditProbe()
     started_all = time.perf_counter()
     paired: list[float] = []  # rredcot / grpo seconds of the same step, run back to back
-    for seed in range(args.seeds):
-        trainers = {}
+    for result in seed_results(args, runs):
+        paired += result.paired
+        probe.merge(result.probe)
         for name in runs:
-            method, overrides = RUNS[name]
-            config = quick(  # one prompt per step: the protocol of every table so far (the preset now uses 4)
-                method=method, steps=args.steps, seed=seed, eval_every=args.eval_every, prompts_per_step=1, **overrides
-            )
-            trainers[name] = Trainer(lm, config, train, held_out, run_id=f"bench-{name}-{seed}")
-        started = time.perf_counter()
-        start_accuracy = next(iter(trainers.values())).evaluate()  # the same base model and seeds for every run
-        evals = {name: [(0, start_accuracy)] for name in runs}
-        seconds: dict[str, list[float]] = {name: [] for name in runs}
-        for step in range(1, args.steps + 1):  # every run advances one step in turn: their times share the load
-            for name, trainer in trainers.items():
-                metrics, groups = trainer.train_step()
-                seconds[name].append(metrics["seconds"])
-                if name == "rredcot":
-                    probe(metrics, groups)
-                if step % args.eval_every == 0 or step == args.steps:
-                    evals[name].append((step, trainer.evaluate()))
-            if {"rredcot", "grpo"} <= set(runs):
-                paired.append(seconds["rredcot"][-1] / seconds["grpo"][-1])
-        for name in runs:
-            step_times[name].extend(seconds[name])
-            curves[name].append([acc for _, acc in evals[name]])
-            rows += [{"run": name, "seed": seed, "step": s, "held_out_accuracy": a} for s, a in evals[name]]
+            step_times[name].extend(result.seconds[name])
+            curves[name].append([acc for _, acc in result.evals[name]])
+            rows += [
+                {"run": name, "seed": result.seed, "step": s, "held_out_accuracy": a} for s, a in result.evals[name]
+            ]
             print(
-                f"seed {seed} {name:15s}: accuracy "
-                + " ".join(f"{s}:{a:.3f}" for s, a in evals[name])
-                + f"  ({np.mean(seconds[name]):.1f} s/step)",
+                f"seed {result.seed} {name:15s}: accuracy "
+                + " ".join(f"{s}:{a:.3f}" for s, a in result.evals[name])
+                + f"  ({np.mean(result.seconds[name]):.1f} s/step)",
                 flush=True,
             )
-        print(f"seed {seed}: {time.perf_counter() - started:.0f} s", flush=True)
+        print(f"seed {result.seed}: {result.wall_s:.0f} s", flush=True)
     with open(OUT / "trainer_curves.csv", "w", newline="") as sink:
         writer = csv.DictWriter(sink, fieldnames=list(rows[0]))
         writer.writeheader()
