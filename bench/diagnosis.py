@@ -41,6 +41,7 @@ from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.workflows.diagnose import (
     EvaluationOutcome,
     EvaluationRequest,
+    RecordSelection,
     f1_key,
     plan_evaluation,
     run_evaluation,
@@ -132,9 +133,7 @@ def main() -> None:
             Path(shared_data_dir() / "processbench" / f"{split}.json"),
             options,
             references="none",
-            sample=2 * args.per_class,
-            sample_seed=args.seed,
-            balanced=True,
+            selection=RecordSelection(sample=2 * args.per_class, sample_seed=args.seed, balanced=True),
         )
         for split in args.splits.split(",")
     ]

@@ -18,28 +18,24 @@ from rredcot_viz.cli.analysis_commands import (
     select_traces,
 )
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
-from rredcot_viz.cli.options import add_input_arguments, add_settings_arguments, input_options, settings_from_args
+from rredcot_viz.cli.options import (
+    add_input_arguments,
+    add_settings_arguments,
+    input_options,
+    method_settings,
+    settings_from_args,
+)
 
 
 def _configure_eval(parser: argparse.ArgumentParser) -> None:
     from rredcot_viz.diagnosis import detectors
     from rredcot_viz.engine import AnalysisConfig
-    from rredcot_viz.segmenters import segmenters
-    from rredcot_viz.workflows.diagnose import EvaluationRequest
+    from rredcot_viz.workflows.diagnose import RecordSelection
 
     parser.add_argument("--data", required=True, help="ProcessBench-format file (steps + label)")
     parser.add_argument("--detector", default="all", help=f"comma list of {', '.join(detectors.names())}, or all")
-    parser.add_argument("--limit", type=int, help="evaluate the first N records")
-    parser.add_argument(
-        "--sample",
-        type=int,
-        help="evaluate a seeded random subset of N records, kept in file order (ProcessBench files list the "
-        "erroneous samples first, so --limit alone sees no correct ones)",
-    )
-    parser.add_argument("--sample-seed", type=int, default=0)
-    parser.add_argument(
-        "--balanced", action="store_true", help="with --sample: equal numbers of erroneous and correct records"
-    )
+    parser.add_argument("--limit", type=int, help="read only the first N records of the file")
+    add_settings_arguments(parser, [RecordSelection], title="records")
     parser.add_argument(
         "--references",
         default="auto",
@@ -47,13 +43,6 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
         "GSM8K split), or none",
     )
     add_input_arguments(parser)
-    parser.add_argument(
-        "--segmenter",
-        default=EvaluationRequest.segmenter,
-        choices=segmenters.names(),
-        help=f"how records are segmented; predictions map onto the steps (default {EvaluationRequest.segmenter}: "
-        "segment t = step t)",
-    )
     add_settings_arguments(parser, [AnalysisConfig], exclude=("scope", "boundaries"), title="analysis settings")
     parser.add_argument("--no-store", action="store_true", help="do not record the run in the DuckDB store")
     parser.add_argument(
@@ -63,12 +52,6 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--calibrate-sample", type=int, default=40, help="balanced records of --calibrate-on to calibrate on"
-    )
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="stop before loading the model when a detector cannot run on every record (default: run each "
-        "detector on the records it can run on and count the others as misses)",
     )
     for name in detectors.names():  # per detector: the same name (threshold) means different things in each
         add_settings_arguments(parser, {name: detectors.get(name).Config}, prefix=name, title=f"{name} settings")
@@ -82,6 +65,7 @@ def _run_eval(args: argparse.Namespace) -> int:
     from rredcot_viz.store import Store
     from rredcot_viz.workflows.diagnose import (
         EvaluationRequest,
+        RecordSelection,
         calibrate_verifier,
         f1_text,
         plan_evaluation,
@@ -97,19 +81,17 @@ def _run_eval(args: argparse.Namespace) -> int:
             raise ConfigError(f"--{name.replace('_', '-')}-* options set detector {name!r}, which is not evaluated")
         if given:
             options[name].update(given)
+    parts = {"records": RecordSelection, "analysis": AnalysisConfig}  # both sets of options are unprefixed
+    given = method_settings(args, parts, prefix="", known=parts)
     request = EvaluationRequest(
         Path(args.data),
         options,
         format=args.format,
         limit=args.limit,
         **input_options(args),
-        sample=args.sample,
-        sample_seed=args.sample_seed,
-        balanced=args.balanced,
+        selection=RecordSelection(**given["records"]),
         references=args.references,
-        segmenter=args.segmenter,
-        **settings_from_args(args, AnalysisConfig),
-        strict=args.strict,
+        **given["analysis"],
     )
     started = time.perf_counter()
     plan = plan_evaluation(request)  # reads trace fields only: what can run is known before the model loads
@@ -120,9 +102,8 @@ def _run_eval(args: argparse.Namespace) -> int:
         raise ConfigError("--calibrate-on calibrates the step_verifier threshold; add step_verifier to --detector")
     lm = load_from_args(args)
     if args.calibrate_on:
-        calibration = replace(
-            request, data=Path(args.calibrate_on), sample=args.calibrate_sample, limit=None, balanced=True
-        )
+        balanced = replace(request.selection, sample=args.calibrate_sample, balanced=True)
+        calibration = replace(request, data=Path(args.calibrate_on), limit=None, selection=balanced)
         request, note = calibrate_verifier(lm, request, calibration)
         plan = plan_evaluation(request)
         plan.notes.append(note)

@@ -103,13 +103,13 @@ def _show_verdicts(
             value_curves({f"Q̂ ({estimator_name})": estimate.values.values}, title="Value along the trace"),
             key="diagnose_curve",
         )
-    rows = [
-        {"detector": n, "first error (segment)": v.segment or "none", "abstained": v.abstained}
+    rows = [  # one text column: segment numbers and "none" (a mixed column is not Arrow-serialisable)
+        {"detector": n, "first error (segment)": str(v.segment or "none"), "abstained": v.abstained}
         | {"seconds": round(v.cost.seconds, 1)}
         for n, v in verdicts.items()
     ]
     if trace.first_error is not None:
-        labelled = trace.first_error + 1 if trace.first_error >= 0 else "none"
+        labelled = str(trace.first_error + 1) if trace.first_error >= 0 else "none"
         rows.append({"detector": "label", "first error (segment)": labelled, "abstained": False, "seconds": 0.0})
     right.dataframe(pd.DataFrame(rows), hide_index=True, key="diagnose_verdicts")
 

@@ -15,11 +15,20 @@ from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import data_dir, shared_data_dir
 from rredcot_viz.segmenters import segmenters
+from rredcot_viz.settings import SettingSpec
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.jobs import JobTexts, job_progress
 from rredcot_viz.ui.method_controls import method_picker, method_settings, summary
+from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.upload import upload_widget
-from rredcot_viz.workflows.diagnose import EvaluationRequest, plan_evaluation, run_evaluation, store_evaluation
+from rredcot_viz.workflows.diagnose import (
+    APP_SELECTION,
+    EvaluationRequest,
+    RecordSelection,
+    plan_evaluation,
+    run_evaluation,
+    store_evaluation,
+)
 
 DEFAULT_DETECTORS = ["min_sigma", "value_drop", "step_verifier"]  # cheap: one analysis and one pass per trace
 UPLOAD = "upload a file"
@@ -49,6 +58,11 @@ def _chosen_file() -> tuple[Path, str, dict] | None:
     return path, upload.name, {"format": read.format, "field_map": read.field_map, "encoding": read.encoding}
 
 
+def _segmenter_picker(spec: SettingSpec, key: str) -> str:
+    """The segmenter menu with each segmenter's summary in its help."""
+    return method_picker("Segmenter", segmenters, segmenters.names(), key, APP_SELECTION.segmenter)
+
+
 def start_form(config: ModelConfig) -> None:
     names = st.multiselect(
         "Detectors",
@@ -59,21 +73,8 @@ def start_form(config: ModelConfig) -> None:
     )
     with st.form("eval_form"):
         chosen = _chosen_file()
-        left, middle, right = st.columns(3)
-        sample = left.number_input("Records (seeded sample)", 1, 5000, 20, key="eval_sample")
-        seed = middle.number_input("Seed", 0, 10_000, 0, key="eval_seed")
-        with right:
-            segmenter = method_picker("Segments", segmenters, segmenters.names(), "eval_segmenter",
-                                      EvaluationRequest.segmenter)  # fmt: skip
-        left, right = st.columns(2)
-        balanced = left.checkbox(
-            "Balanced sample", value=True, key="eval_balanced", help="equal numbers of erroneous and correct records"
-        )
-        strict = right.checkbox(
-            "Strict",
-            key="eval_strict",
-            help="stop before any model work when a detector cannot run on every record (default: run each on the "
-            "records it can run on; the others count as misses)",
+        selection = settings_form(
+            RecordSelection, "eval", initial=APP_SELECTION, columns=3, custom={"segmenter": _segmenter_picker}
         )
         options = method_settings({name: detectors.get(name).Config for name in names}, "eval")
         submitted = st.form_submit_button("Evaluate in the background")
@@ -83,11 +84,8 @@ def start_form(config: ModelConfig) -> None:
         st.error("Choose a file (or upload one) and at least one detector.")
         return
     path, shown, read = chosen
-    request = EvaluationRequest(
-        path, options, sample=int(sample), sample_seed=int(seed), segmenter=segmenter, balanced=balanced,
-        strict=strict, **read,
-    )  # fmt: skip
     try:  # the capability check reads trace fields only: it answers before the model is touched
+        request = EvaluationRequest(path, options, selection=RecordSelection(**selection), **read)
         plan = plan_evaluation(request)
     except RredcotError as error:
         st.error(str(error))

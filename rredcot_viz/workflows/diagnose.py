@@ -24,11 +24,31 @@ from rredcot_viz.errors import RredcotError
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.scoring import BoundaryCache, PromptConfig
 from rredcot_viz.segmenters import segmenters
+from rredcot_viz.settings import Settings, setting
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.references import attach_references
 from rredcot_viz.traces.trace import Trace
 
 Progress = Callable[[str, int, int], None]  # (detector, done, total)
+
+
+@dataclass(frozen=True)
+class RecordSelection(Settings):
+    """Which records of a labelled file an evaluation reads, how they are segmented, and what happens when a
+    detector cannot run on some of them (the CLI's options and the Diagnose page's form are generated from it)."""
+
+    sample: int | None = setting(None, "evaluate a seeded random subset of N records, kept in file order "
+                                 "(ProcessBench files list the erroneous records first, so the first N alone hold "
+                                 "no correct ones); none: every record", low=1)  # fmt: skip
+    sample_seed: int = setting(0, "seed of the sample", low=0)
+    balanced: bool = setting(False, "with a sample: equal numbers of erroneous and correct records")
+    segmenter: str = setting("given", "how records are segmented; other segmenters' predictions are mapped onto "
+                             "the steps (given: segment t = step t)", choices=segmenters.names)  # fmt: skip
+    strict: bool = setting(False, "stop before any model work when a detector cannot run on every record (off: "
+                           "run each detector on the records it can run on; the others count as misses)")  # fmt: skip
+
+
+APP_SELECTION = RecordSelection(sample=20, balanced=True)  # the Diagnose page starts small: a job, not a whole file
 
 
 @dataclass
@@ -41,14 +61,10 @@ class EvaluationRequest:
     limit: int | None = None
     field_map: dict[str, str] = field(default_factory=dict)  # the file's field -> ours
     encoding: str = "utf-8"
-    sample: int | None = None  # a seeded random subset, kept in file order
-    sample_seed: int = 0
-    balanced: bool = False  # the sample holds equal numbers of erroneous and correct records
+    selection: RecordSelection = field(default_factory=RecordSelection)
     references: str = "auto"  # a file to join references from by question, "auto" or "none"
-    segmenter: str = "given"  # segment t = step t; other segmenters' predictions are mapped onto the steps
     variant: str = "exact_sum"
     chat_template: bool = True
-    strict: bool = False  # stop before any model work when a detector cannot run on every record
 
     def detector_instances(self) -> list[Detector]:
         return [detectors.get(name)(**options) for name, options in self.detectors.items()]
@@ -68,7 +84,7 @@ def plan_evaluation(request: EvaluationRequest) -> EvaluationPlan:
     """Read the records and check every detector against them (trace fields only: well under a second)."""
     traces, notes = load_request_traces(request)
     instances = request.detector_instances()
-    return EvaluationPlan(traces, notes, instances, check_all(instances, traces, request.strict))
+    return EvaluationPlan(traces, notes, instances, check_all(instances, traces, request.selection.strict))
 
 
 @dataclass
@@ -143,7 +159,8 @@ def load_request_traces(request: EvaluationRequest) -> tuple[list[Trace], list[s
         encoding=request.encoding,
         display_name=request.data.name,
     )
-    traces = seeded_sample(report.traces, request.sample, request.sample_seed, request.balanced)
+    chosen = request.selection
+    traces = seeded_sample(report.traces, chosen.sample, chosen.sample_seed, chosen.balanced)
     if not traces:
         raise RredcotError(f"{request.data.name}: no traces could be read ({report.records_failed} records skipped)")
     traces, matched = auto_references(request.data, traces, request.references)
@@ -167,7 +184,7 @@ def calibrate_verifier(
     """``request`` with the step verifier's threshold chosen on ``calibration``'s labelled records (another split
     or file, so the threshold is held out from the records it is scored on), and a note saying so. Calibration
     reads the given steps, whatever segmenter the evaluation uses."""
-    traces, _ = load_request_traces(replace(calibration, segmenter="given"))
+    traces, _ = load_request_traces(replace(calibration, selection=replace(calibration.selection, segmenter="given")))
     options = request.detectors.get("step_verifier", {})
     analyzer = evaluation_analyzer(lm, calibration, len(traces))
     run = evaluate(detectors.get("step_verifier")(**options), analyzer, traces, segmenters.get("given")())
@@ -200,15 +217,16 @@ def run_evaluation(
     plan = plan or plan_evaluation(request)
     traces = plan.traces
     analyzer = evaluation_analyzer(lm, request, len(traces))
-    segmenter = segmenters.get(request.segmenter)()
+    chosen = request.selection
+    segmenter = segmenters.get(chosen.segmenter)()
     evaluations = []
     for detector in plan.detectors:
         name = detector.name
         report = None if progress is None else (lambda done, total, name=name: progress(name, done, total))
         evaluations.append(evaluate(detector, analyzer, traces, segmenter, report))
     rows = [e.scores.row() for e in evaluations] + [b.row() for b in baselines(traces)]
-    kind = "balanced" if request.balanced else "random"
-    split = request.data.stem + (f" ({kind} {len(traces)}, seed {request.sample_seed})" if request.sample else "")
+    kind = "balanced" if chosen.balanced else "random"
+    split = request.data.stem + (f" ({kind} {len(traces)}, seed {chosen.sample_seed})" if chosen.sample else "")
     notes = [*plan.notes, *(c.line() for c in plan.capabilities)]
     return EvaluationOutcome(split, traces, evaluations, rows, notes, capabilities=plan.capabilities)
 

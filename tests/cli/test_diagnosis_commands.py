@@ -46,3 +46,14 @@ def test_eval_diagnosis_calibrates_only_the_verifier(tmp_path, capsys):
     argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--calibrate-on", str(data)]
     assert main([*argv, "--references", "none", "--model", "no-such-model"]) == 2
     assert "--calibrate-on calibrates the step_verifier threshold" in capsys.readouterr().err
+
+
+def test_eval_diagnosis_record_options_come_from_record_selection(tmp_path, capsys):
+    """--sample/--balanced/--segmenter/--strict are RecordSelection's generated options: its range check answers."""
+    data = tmp_path / "one.json"
+    data.write_text(json.dumps([{"problem": "1+1?", "steps": ["So 2."], "final_answer_correct": True, "label": -1}]))
+    argv = ["eval-diagnosis", "--data", str(data), "--detector", "min_sigma", "--references", "none"]
+    assert main([*argv, "--sample", "0", "--model", "no-such-model"]) == 2
+    assert "sample must be in [1, ...], got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # a segmenter that is not registered is refused by the option's choices
+        main([*argv, "--segmenter", "no-such-segmenter"])

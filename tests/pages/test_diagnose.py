@@ -63,7 +63,7 @@ def test_an_evaluation_starts_as_a_job_and_its_run_opens(tmp_path, monkeypatch):
     monkeypatch.setenv("RREDCOT_SHARED_DATA", str(tmp_path))
     app = run_page("pages/diagnose.py")
     assert app.selectbox(key="eval_file").options == ["processbench/tiny_split.json", "upload a file"]
-    app.number_input(key="eval_sample").set_value(3)
+    app.text_input(key="eval_sample").set_value("3")  # optional (empty = the whole file): a text box
     app.multiselect(key="eval_detectors").set_value(["min_sigma"])
     app.button(key="FormSubmitter:eval_form-Evaluate in the background").click().run()
     assert not app.exception

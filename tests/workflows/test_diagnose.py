@@ -15,6 +15,7 @@ from rredcot_viz.store import Store
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.workflows.diagnose import (
     EvaluationRequest,
+    RecordSelection,
     calibrate_verifier,
     run_evaluation,
     seeded_sample,
@@ -33,7 +34,9 @@ def test_a_seeded_sample_keeps_file_order_and_is_reproducible():
 def test_an_evaluation_runs_stores_and_reads_back(tiny, tmp_path):
     data = tmp_path / "tiny_split.json"
     data.write_text(json.dumps(STEP_RECORDS))
-    request = EvaluationRequest(data, {"min_sigma": {"estimator": "uniform"}}, references="none", sample=4)
+    request = EvaluationRequest(
+        data, {"min_sigma": {"estimator": "uniform"}}, references="none", selection=RecordSelection(sample=4)
+    )
     reports: list[tuple[str, int, int]] = []
     outcome = run_evaluation(tiny, request, lambda name, done, total: reports.append((name, done, total)))
     assert outcome.split == "tiny_split (random 4, seed 0)" and len(outcome.traces) == 4
