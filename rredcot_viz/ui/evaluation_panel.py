@@ -22,7 +22,6 @@ from rredcot_viz.ui.method_controls import method_picker, method_settings, summa
 from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.upload import upload_widget
 from rredcot_viz.workflows.diagnose import (
-    APP_SELECTION,
     EvaluationRequest,
     RecordSelection,
     plan_evaluation,
@@ -32,6 +31,7 @@ from rredcot_viz.workflows.diagnose import (
 
 DEFAULT_DETECTORS = ["min_sigma", "value_drop", "step_verifier"]  # cheap: one analysis and one pass per trace
 UPLOAD = "upload a file"
+APP_SELECTION = RecordSelection(sample=20, balanced=True)  # the page starts small: a job, not a whole file
 
 
 def labelled_files() -> dict[str, Path]:

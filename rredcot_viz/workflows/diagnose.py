@@ -48,9 +48,6 @@ class RecordSelection(Settings):
                            "run each detector on the records it can run on; the others count as misses)")  # fmt: skip
 
 
-APP_SELECTION = RecordSelection(sample=20, balanced=True)  # the Diagnose page starts small: a job, not a whole file
-
-
 @dataclass
 class EvaluationRequest:
     """What to evaluate: a file, which of its records, which detectors (with their settings)."""
