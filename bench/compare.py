@@ -33,12 +33,11 @@ import multiprocessing
 import time
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
+from workers import model_pool, worker_model
 
 from rredcot_viz.attribution.agreement import pearson, per_trace_agreement, per_trace_control, spearman, value_at_budget
 from rredcot_viz.engine import AnalysisConfig, Analyzer
@@ -221,8 +220,7 @@ def scored_in_order(
             started = time.perf_counter()
             yield score_trace(lm, trace, args), time.perf_counter() - started
         return
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(args.workers, mp_context=context, initializer=_load_worker_model)
+    pool = model_pool(args.workers)
     waiting = iter(traces)
     running: deque = deque()
     for trace in itertools.islice(waiting, args.workers + 1):  # one queued, so no worker waits for the reader
@@ -238,17 +236,9 @@ def scored_in_order(
             process.terminate()
 
 
-_WORKER_MODEL: list[LanguageModel] = []
-
-
-def _load_worker_model() -> None:
-    torch.set_num_threads(1)
-    _WORKER_MODEL.append(LanguageModel.load())
-
-
 def _score_in_worker(trace: Trace, args: argparse.Namespace) -> tuple[TraceResult, float]:
     started = time.perf_counter()
-    return score_trace(_WORKER_MODEL[0], trace, args), time.perf_counter() - started
+    return score_trace(worker_model(), trace, args), time.perf_counter() - started
 
 
 def main() -> None:

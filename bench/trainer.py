@@ -22,14 +22,12 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
-import multiprocessing
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-import torch
+from workers import model_pool, worker_model
 
 from rredcot_viz.estimators.coupling import grpo_advantages, segment_advantages, token_advantages
 from rredcot_viz.estimators.redistribution import redistribute
@@ -133,23 +131,12 @@ def seed_results(args: argparse.Namespace, runs: list[str]) -> Iterator[SeedResu
         for seed in range(args.seeds):
             yield run_seed(lm, seed, args, runs)
         return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        args.workers, mp_context=context, initializer=_load_worker_model, initargs=(args.model,)
-    ) as pool:
+    with model_pool(args.workers, args.model) as pool:
         yield from pool.map(_run_seed_in_worker, range(args.seeds), itertools.repeat(args), itertools.repeat(runs))
 
 
-_WORKER_MODEL: list[LanguageModel] = []
-
-
-def _load_worker_model(model: str) -> None:
-    torch.set_num_threads(1)
-    _WORKER_MODEL.append(LanguageModel.load(ModelConfig(source=model)))
-
-
 def _run_seed_in_worker(seed: int, args: argparse.Namespace, runs: list[str]) -> SeedResult:
-    return run_seed(_WORKER_MODEL[0], seed, args, runs)
+    return run_seed(worker_model(), seed, args, runs)
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import figure_titled, run_page
+from planted import STEP_RECORDS
 
 from rredcot_viz.diagnosis.processbench import score
 from rredcot_viz.ui import resources
@@ -54,12 +55,7 @@ def test_an_evaluation_starts_as_a_job_and_its_run_opens(tmp_path, monkeypatch):
 
     folder = tmp_path / "processbench"
     folder.mkdir()
-    records = [
-        {"id": f"r{i}", "problem": f"What is {i} + {i}?", "steps": [f"{i} + {i} = {2 * i + e}.", f"So {2 * i + e}."]}
-        | {"final_answer_correct": e == 0, "label": -1 if e == 0 else 0}
-        for i, e in zip(range(1, 7), [1, 1, 1, 0, 0, 0], strict=True)
-    ]
-    (folder / "tiny_split.json").write_text(json.dumps(records))
+    (folder / "tiny_split.json").write_text(json.dumps(STEP_RECORDS))
     monkeypatch.setenv("RREDCOT_SHARED_DATA", str(tmp_path))
     app = run_page("pages/diagnose.py")
     assert app.selectbox(key="eval_file").options == ["processbench/tiny_split.json", "upload a file"]
