@@ -243,8 +243,10 @@ class OpenAISampler(Sampler):
                 cost.tokens_generated += usage.get("completion_tokens", len(generation.token_ids))
                 if progress:
                     progress(done, len(prompts))
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        except BaseException:  # a failed rollout or a cancel: drop the queued ones, do not wait for those in flight
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         return [g for g in results if g is not None]
 
     def _rollout(self, prompt: list[int], seed: int, config: SamplingConfig) -> tuple[Generation, dict[str, int]]:

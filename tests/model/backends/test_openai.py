@@ -4,6 +4,8 @@ timeouts, concurrency, the API key and the cost meter behave as configured. The 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from fake_openai import FakeOpenAIServer
 from tiny import tiny_lm
@@ -207,3 +209,18 @@ def test_the_local_sampler_is_the_default_and_keeps_the_old_store_keys(tiny):
     sampler = build_sampler(tiny)
     assert sampler.name == "local" and sampler.key == () and Analyzer(tiny).sampler.name == "local"
     assert SamplerSpec("vllm", OpenAIConfig()).build(tiny).name == "openai"  # an alias
+
+
+def test_a_cancel_from_progress_stops_at_once_and_sends_no_more(tiny):
+    class Cancelled(Exception):
+        pass
+
+    def cancel(done: int, total: int) -> None:
+        raise Cancelled
+
+    with FakeOpenAIServer(tiny, delay=0.3) as server:
+        sampler = server_sampler(tiny, server, concurrency=2, check_model=False)
+        with pytest.raises(Cancelled):
+            sampler.sample([prompt(tiny)] * 10, list(range(10)), CONFIG, progress=cancel)
+        time.sleep(0.5)
+    assert len(server.completions) <= 4  # the first two, and at most the two started while they finished
