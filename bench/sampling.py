@@ -70,7 +70,7 @@ def stop_engine(port: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rollouts", type=int, default=16, help="rollouts per state")
-    parser.add_argument("--max-new-tokens", type=int, default=160, help="token cap per rollout")
+    parser.add_argument("--max-new-tokens", type=int, default=128, help="token cap per rollout")
     parser.add_argument("--k", type=int, default=6, help="segments of the hybrid segmenter")
     parser.add_argument("--threads", type=int, default=1, help="compute threads of each backend")
     parser.add_argument("--url", help="a running engine (default: start one with --threads threads)")
