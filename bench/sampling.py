@@ -76,6 +76,8 @@ def main() -> None:
     parser.add_argument("--url", help="a running engine (default: start one with --threads threads)")
     parser.add_argument("--port", type=int, default=8012, help="port of the engine this bench starts")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scope", default="reasoning", help="what is segmented (whole: the answer line is the last "
+                        "segment, so the last state's rollouts can reach the answer)")  # fmt: skip
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -92,7 +94,7 @@ def run(args: argparse.Namespace, url: str, port: int | None) -> None:
     trace = max(sample_traces(), key=lambda t: len(t.cot))
     segmenter = segmenters.get("hybrid")(k=args.k)
     estimator = estimators.get("mc")(rollouts=args.rollouts, max_new_tokens=args.max_new_tokens, seed=args.seed)
-    config = AnalysisConfig(boundaries="states")
+    config = AnalysisConfig(scope=args.scope, boundaries="states")
     backends = {
         "local": Analyzer(lm, config),
         "engine": Analyzer(lm, config, sampler=SamplerSpec("openai", OpenAIConfig(url=url)).build(lm)),

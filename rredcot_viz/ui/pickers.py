@@ -66,9 +66,9 @@ def sampler_picker() -> SamplerSpec:
         samplers.names(),
         key="sampler",
         format_func=lambda n: "this model (local)" if n == "local" else f"an inference server ({n})",
-        help="An OpenAI-compatible server (vLLM: `scripts/dev engine`) serving the same weights samples Monte "
-        "Carlo rollouts many times faster; it is checked against the loaded model first. Training always samples "
-        "its own policy.",
+        help="An OpenAI-compatible server (vLLM: `scripts/dev engine`) serving the same weights; it is checked "
+        "against the loaded model first (vLLM on a CPU drew Monte Carlo rollouts about twice as fast as this "
+        "model here, bench/sampling.py; a GPU server far faster). Training always samples its own policy.",
     )
     config_type = samplers.get(name).Config
     with st.sidebar:
