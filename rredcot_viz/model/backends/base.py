@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from rredcot_viz.model.sampling import SamplingConfig
     from rredcot_viz.types import Generation, PrefixSampling, SampleResult
 
+
 @dataclass(frozen=True)
 class SamplerConfig(Settings):
     """Base of every sampling backend's settings (the local sampler has none)."""
