@@ -63,3 +63,11 @@ class ImportFormatError(RredcotError, ValueError):
 
 class MissingReferenceError(RredcotError, ValueError):
     """An estimator needs a reference answer or reference solution that the trace does not have."""
+
+
+class SamplerError(RredcotError):
+    """A sampling backend (an inference server) could not be reached, refused a request, or answered nonsense."""
+
+
+class SamplerMismatchError(SamplerError):
+    """The sampling server scores a fixed text differently from the loaded model: another model or tokenizer."""

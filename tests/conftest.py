@@ -15,6 +15,16 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("RREDCOT_DATA_DIR", tempfile.mkdtemp(prefix="rredcot-data-"))  # checkpoints, never data/
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real engine's tests run only when asked for (``-m engine``): its first start installs and starts vLLM."""
+    if "engine" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="needs the vLLM engine: run `pytest -m engine` (it starts it)")
+    for item in items:
+        if item.get_closest_marker("engine") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def tiny():
     from tiny import tiny_lm

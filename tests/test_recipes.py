@@ -10,17 +10,19 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from rredcot_viz.cli.model_commands import add_sampler_arguments, sampler_spec_from_args
 from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
+from rredcot_viz.model.backends.base import Sampler, SamplerConfig, samplers
 from rredcot_viz.segmenters.base import Segmenter, SegmenterConfig, SegmenterInput, segmenters
 from rredcot_viz.settings import setting
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training import Trainer, builtin_split, config_for
 from rredcot_viz.training.config import TrainConfig, method_setting
 from rredcot_viz.training.methods.base import TrainingMethod, broadcast_group_advantages, methods
-from rredcot_viz.types import StateValues
+from rredcot_viz.types import CallCost, Generation, SampleResult, StateValues
 
 TRACE = Trace(
     "What is 2 + 3?",
@@ -156,3 +158,37 @@ def test_a_new_training_method_is_a_config_and_one_override(tiny, registered):
     metrics, groups = Trainer(tiny, config, train, held_out).train_step()
     advantages = {float(a) for g in groups for r in g.rollouts for a in r.token_advantages}
     assert advantages <= {3.0, -3.0} and metrics["step"] == 1 and metrics["tokens_trained"] > 0
+
+
+# --- recipe: a sampling backend (model/backends/<name>.py) ------------------------------------------------
+@dataclass(frozen=True)
+class EchoConfig(SamplerConfig):
+    answer: str = setting("\\boxed{5}", "what every rollout says")
+
+
+class EchoSampler(Sampler):
+    """Every rollout is ``answer`` (an engine that always agrees)."""
+
+    name = "toy_echo"
+    Config = EchoConfig
+
+    def sample(self, prompts, seeds, config=None, *, progress=None) -> SampleResult:
+        ids, text = self.lm.encode(self.config.answer), self.config.answer
+        rows = [Generation(len(p), ids, text, "eos", s) for p, s in zip(prompts, seeds, strict=True)]
+        return SampleResult(rows, CallCost(calls=1))
+
+    def sample_after_prefixes(self, ids, requests, config=None, *, progress=None):
+        return [self.sample([ids[: r.prefix]] * len(r.seeds), list(r.seeds)).generations for r in requests]
+
+
+def test_a_new_sampling_backend_is_one_class_and_one_register_line(tiny, registered):
+    registered(samplers, "toy_echo", EchoSampler)
+    parser = argparse.ArgumentParser()
+    add_sampler_arguments(parser)  # in the CLI with no CLI edit
+    spec = sampler_spec_from_args(parser.parse_args(["--sampler", "toy_echo", "--sampler-answer", "\\boxed{4}"]))
+    analyzer = Analyzer(tiny, AnalysisConfig(boundaries="states"), sampler=spec.build(tiny))
+    result = analyzer.analyze(TRACE, segmenters.get("line")(), estimators.get("mc")(rollouts=2))
+    assert result.values.values.tolist() == [0.0] * result.k + [1.0]  # every rollout answers 4, not 5
+    assert estimators.get("mc")().sampling_key(analyzer.context(TRACE)) != estimators.get("mc")().sampling_key(
+        Analyzer(tiny).context(TRACE)
+    )  # its rollouts are stored apart from the local sampler's

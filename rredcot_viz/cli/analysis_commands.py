@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rredcot_viz.cli import Command, ProgressBars, commands
-from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
+from rredcot_viz.cli.model_commands import add_model_arguments, analyzer_from_args
 from rredcot_viz.cli.options import (
     add_input_arguments,
     add_settings_arguments,
@@ -18,7 +18,7 @@ from rredcot_viz.cli.options import (
     method_settings,
     settings_from_args,
 )
-from rredcot_viz.engine import AnalysisConfig, Analyzer
+from rredcot_viz.engine import AnalysisConfig
 
 # The CLI scores only the chosen segmenter's candidate cuts up front (a short trace takes 1-2 s; README).
 CLI_ANALYSIS = AnalysisConfig(boundaries="segmenter")
@@ -177,7 +177,7 @@ def _configure_analyze(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="stop before loading the model when a trace lacks what the estimator needs",
     )
-    add_model_arguments(parser)
+    add_model_arguments(parser, sampling=True)
 
 
 def runnable_traces(traces: list, estimator, strict: bool) -> list:
@@ -204,7 +204,7 @@ def _run_analyze(args: argparse.Namespace) -> int:
     traces = select_traces(args)
     segmenter, estimator = build_methods(args)
     traces = runnable_traces(traces, estimator, args.strict)
-    analyzer = Analyzer(load_from_args(args), analysis_config(args))
+    analyzer = analyzer_from_args(args, analysis_config(args))
     results = []
     bars = ProgressBars()
     for trace in traces:
@@ -280,7 +280,7 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--metric", default="spearman", choices=metrics.names(), help="agreement (default spearman)")
     parser.add_argument("--preview", type=int, default=40, help="characters of segment text in the table")
-    add_model_arguments(parser)
+    add_model_arguments(parser, sampling=True)
 
 
 def method_options(args: argparse.Namespace, methods: list[str]) -> dict[str, dict[str, Any]]:
@@ -312,7 +312,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     traces = select_traces(args)
     segmenter = build_segmenter(args)
     options = method_options(args, methods)
-    analyzer = Analyzer(load_from_args(args), analysis_config(args))
+    analyzer = analyzer_from_args(args, analysis_config(args))
     bars = ProgressBars()
     for trace in traces:
         comparison = compare(analyzer, trace, segmenter, methods, options, {n: bars.callback(n) for n in methods})

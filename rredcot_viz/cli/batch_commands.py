@@ -18,7 +18,7 @@ from rredcot_viz.cli.analysis_commands import (
     format_table,
     select_traces,
 )
-from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
+from rredcot_viz.cli.model_commands import add_model_arguments, analyzer_from_args
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -29,14 +29,13 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agreement", default="", help="comma list of methods to correlate sigma with (e.g. loo)")
     parser.add_argument("--no-store", action="store_true", help="do not import the merged result into the store")
     parser.add_argument("--label", help="name of the stored dataset run (default: the file name)")
-    add_model_arguments(parser)
+    add_model_arguments(parser, sampling=True)
 
 
 def _run(args: argparse.Namespace) -> int:
     import torch
     from accelerate import PartialState
 
-    from rredcot_viz.engine import Analyzer
     from rredcot_viz.workflows import batch
 
     state = PartialState(cpu=not torch.cuda.is_available())
@@ -44,7 +43,7 @@ def _run(args: argparse.Namespace) -> int:
         args.device = str(state.device)  # one replica per GPU
     traces = select_traces(args)
     segmenter, estimator = build_methods(args)
-    analyzer = Analyzer(load_from_args(args), analysis_config(args))
+    analyzer = analyzer_from_args(args, analysis_config(args))
     out = Path(args.out)
     mine = batch.shard(traces, state.process_index, state.num_processes)
     bars = ProgressBars()

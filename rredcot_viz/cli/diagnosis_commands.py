@@ -17,7 +17,12 @@ from rredcot_viz.cli.analysis_commands import (
     format_table,
     select_traces,
 )
-from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
+from rredcot_viz.cli.model_commands import (
+    add_model_arguments,
+    analyzer_from_args,
+    load_from_args,
+    sampler_from_args,
+)
 from rredcot_viz.cli.options import (
     add_input_arguments,
     add_settings_arguments,
@@ -55,7 +60,7 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
     )
     for name in detectors.names():  # per detector: the same name (threshold) means different things in each
         add_settings_arguments(parser, {name: detectors.get(name).Config}, prefix=name, title=f"{name} settings")
-    add_model_arguments(parser)
+    add_model_arguments(parser, sampling=True)
 
 
 def _run_eval(args: argparse.Namespace) -> int:
@@ -109,7 +114,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         plan.notes.append(note)
         print(note)
     bars = ProgressBars()
-    outcome = run_evaluation(lm, request, bars.update, plan=plan)
+    outcome = run_evaluation(lm, request, bars.update, plan=plan, sampler=sampler_from_args(args, lm))
     bars.close()
     for evaluation in outcome.evaluations:
         failed = f" ({len(evaluation.errors)} failed, e.g. {evaluation.errors[0]})" if evaluation.errors else ""
@@ -161,15 +166,15 @@ def _configure_resample(parser: argparse.ArgumentParser) -> None:
         prefix="det",
         title="detector settings (those of the chosen --detector)",
     )
-    add_model_arguments(parser)
+    add_model_arguments(parser, sampling=True)
 
 
 def _setup(args: argparse.Namespace):
     from rredcot_viz.diagnosis.resample import ResetConfig
-    from rredcot_viz.engine import AnalysisConfig, Analyzer
+    from rredcot_viz.engine import AnalysisConfig
 
     config = ResetConfig(**settings_from_args(args, ResetConfig))
-    return Analyzer(load_from_args(args), AnalysisConfig(boundaries="states")), build_segmenter(args), config
+    return analyzer_from_args(args, AnalysisConfig(boundaries="states")), build_segmenter(args), config
 
 
 def _detector(args: argparse.Namespace, name: str, **preset):

@@ -9,7 +9,8 @@ from rredcot_viz.cli import Command, commands
 from rredcot_viz.model.catalogue import CATALOGUE
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+def add_model_arguments(parser: argparse.ArgumentParser, *, sampling: bool = False) -> None:
+    """The model options; with ``sampling``, also where the command's rollouts are drawn (``--sampler``)."""
     from rredcot_viz.model.loading import DType, ModelConfig, Quantization
 
     group = parser.add_argument_group("model")
@@ -29,6 +30,54 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--device", default="auto")
     group.add_argument("--online", action="store_true", help="allow Hugging Face hub downloads (off by default)")
     group.add_argument("--trust-remote-code", action="store_true", help="run model code shipped with the weights")
+    if sampling:
+        add_sampler_arguments(parser)
+
+
+def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--sampler`` and each backend's settings as ``--sampler-*`` options."""
+    from rredcot_viz.cli.options import add_settings_arguments
+    from rredcot_viz.model.backends import samplers
+    from rredcot_viz.settings import specs
+
+    title = "sampling backend (where rollouts are drawn; training always samples its own policy)"
+    group = parser.add_argument_group(title)
+    group.add_argument(
+        "--sampler",
+        default="local",
+        choices=samplers.names(),
+        help="local: this process's model (default); openai: an OpenAI-compatible server such as vLLM, "
+        "checked against the loaded model before the first rollout",
+    )
+    configs = {name: samplers.get(name).Config for name in samplers.names() if specs(samplers.get(name).Config)}
+    add_settings_arguments(group, configs, prefix="sampler")
+
+
+def sampler_spec_from_args(args: argparse.Namespace):
+    """The ``SamplerSpec`` the ``--sampler`` options name (local when the command has none)."""
+    from rredcot_viz.cli.options import settings_from_args
+    from rredcot_viz.model.backends import SamplerSpec, samplers
+
+    name = samplers.resolve(getattr(args, "sampler", None) or "local")
+    config_type = samplers.get(name).Config
+    given = settings_from_args(args, config_type, prefix="sampler", what=f"sampler {name!r}")
+    return SamplerSpec(name, config_type(**given) if given else None)
+
+
+def sampler_from_args(args: argparse.Namespace, lm):
+    """The sampler the options name, on ``lm``; a server is probed now, so a wrong one stops before any work."""
+    sampler = sampler_spec_from_args(args).build(lm)
+    if sampler.name != "local":
+        print(f"note: rollouts from {sampler.check()}")
+    return sampler
+
+
+def analyzer_from_args(args: argparse.Namespace, config):
+    """An ``Analyzer`` on the model the options name, drawing rollouts from the sampler they name."""
+    from rredcot_viz.engine import Analyzer
+
+    lm = load_from_args(args)
+    return Analyzer(lm, config, sampler=sampler_from_args(args, lm))
 
 
 def model_config_from_args(args: argparse.Namespace):
@@ -43,6 +92,7 @@ def model_config_from_args(args: argparse.Namespace):
         device=args.device,
         offline=not args.online,
         trust_remote_code=args.trust_remote_code,
+        sampler=sampler_spec_from_args(args),
     )
 
 

@@ -84,7 +84,7 @@ class MonteCarloDetector(Detector):
         if todo:
             prompts = [c.prompt_ids for c, _ in todo]
             seeds = [rollout_seed(self.config.seed, 0, i) for _, i in todo]
-            generations = analyzer.lm.sample(prompts, seeds, estimator.sampling()).generations
+            generations = analyzer.sampler.sample(prompts, seeds, estimator.sampling()).generations
             for (context, index), generation in zip(todo, generations, strict=True):
                 rollout = estimator.grade(context, 0, index, generation)
                 context.cache.put_rollouts(context.key, estimator.sampling_key(context), [rollout])

@@ -126,7 +126,7 @@ class SelfLocalize(Detector):
         config = SamplingConfig(
             self.config.temperature, self.config.top_p, 0, self.config.max_new_tokens, (), False, self.config.batch_size
         )
-        result = lm.sample(prompts, [self.config.seed] * len(prompts), config, progress=progress)
+        result = analyzer.sampler.sample(prompts, [self.config.seed] * len(prompts), config, progress=progress)
         verdicts: list[FirstError | RredcotError] = []
         for generation, trace_steps in zip(result.generations, steps, strict=True):
             step = parse_localisation(generation.text, len(trace_steps), allow_none=self.config.variant == "neutral")

@@ -32,6 +32,7 @@ def cached_verdict(
         segmentation.cuts,
         segmentation.state_prefixes[-1],
         analyzer.config.variant,
+        *analyzer.sampler.key,  # a sampling detector's verdict depends on where its rollouts came from
     )
     stored = context.cache.result(context.key, key)
     if stored is not None:

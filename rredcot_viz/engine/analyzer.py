@@ -16,6 +16,7 @@ import numpy as np
 
 from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.estimators.redistribution import Variant, redistribute
+from rredcot_viz.model.backends import Sampler, build_sampler
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.meter import measure
@@ -86,18 +87,26 @@ class AnalysisResult:
 
 
 class Analyzer:
-    """Runs analyses for one model, keeping token contexts and the all-boundary cache between calls."""
+    """Runs analyses for one model, keeping token contexts and the all-boundary cache between calls. Scores come
+    from ``lm``; rollouts (Monte Carlo, resets, sampling detectors) from ``sampler`` (default: ``lm`` itself)."""
 
-    def __init__(self, lm: LanguageModel, config: AnalysisConfig | None = None, cache: BoundaryCache | None = None):
+    def __init__(
+        self,
+        lm: LanguageModel,
+        config: AnalysisConfig | None = None,
+        cache: BoundaryCache | None = None,
+        sampler: Sampler | None = None,
+    ):
         self.lm = lm
         self.config = config or AnalysisConfig()
         self.cache = cache or BoundaryCache()
+        self.sampler = sampler or build_sampler(lm)
         self._contexts: OrderedDict[tuple[str, PromptConfig], TraceContext] = OrderedDict()
 
     def context(self, trace: Trace) -> TraceContext:
         key = (trace.content_hash, self.config.prompt)
         if key not in self._contexts:
-            self._contexts[key] = TraceContext(trace, self.lm, self.config.prompt, self.cache)
+            self._contexts[key] = TraceContext(trace, self.lm, self.config.prompt, self.cache, self.sampler)
             while len(self._contexts) > 32:
                 self._contexts.popitem(last=False)
         self._contexts.move_to_end(key)

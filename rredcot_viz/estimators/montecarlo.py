@@ -7,9 +7,10 @@ truncation finding): ``p_low`` (truncated = failure, the value used), ``p_high``
 ``p_cond`` (truncated left out).
 
 Rollouts are stored with their seeds, text, grade and cost: asking for more reuses those already drawn,
-and rollout i of state t always has the same seed, so results are reproducible. ``forced_answer`` samples
-only the answer right after the prefix and the trigger (a cheap sampled counterpart of R-hat);
-``progressive`` adds batches until the Wilson half-width is small enough.
+and rollout i of state t always has the same seed, so results are reproducible. They come from the context's
+sampler (``model/backends``: the local model, or an inference server), each backend's under its own key.
+``forced_answer`` samples only the answer right after the prefix and the trigger (a cheap sampled counterpart
+of R-hat); ``progressive`` adds batches until the Wilson half-width is small enough.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ class MonteCarloEstimator(ValueEstimator):
 
     def sampling_key(self, context: TraceContext) -> str:
         trigger = self.trigger(context) if self.config.forced_answer else None
-        return content_key("mc", self.sampling(), trigger, self.config.seed)
+        return content_key("mc", self.sampling(), trigger, self.config.seed, *context.sampler.key)
 
     def rollouts(self, context: TraceContext, prefix: int) -> list[Rollout]:
         return context.cache.rollouts(context.key, self.sampling_key(context), prefix)
@@ -119,7 +120,7 @@ class MonteCarloEstimator(ValueEstimator):
             seeds = tuple(rollout_seed(self.config.seed, prefix, i) for i in range(have, wanted[prefix]))
             cut = len(context.prompt_ids) + prefix
             request = PrefixSampling(cut, extra, seeds)
-            (generations,) = context.lm.sample_after_prefixes(context.ids[:cut], [request], self.sampling())
+            (generations,) = context.sampler.sample_after_prefixes(context.ids[:cut], [request], self.sampling())
             graded = [self.grade(context, prefix, have + i, g) for i, g in enumerate(generations)]
             context.cache.put_rollouts(context.key, key, graded)
             if progress:

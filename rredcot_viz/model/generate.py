@@ -203,6 +203,24 @@ class Generating(ModelCore):
             logits = output.logits[:, -1, :]
         return produced, reasons, entropies
 
+    def finish_generation(
+        self, prompt_length: int, sampled: list[int], seed: int, config: SamplingConfig, finish_reason: str
+    ) -> Generation:
+        """A continuation sampled elsewhere (an inference server), cut where this sampler's loop would have
+        stopped it: at an end-of-sequence token, a stop string or a stated answer; else ``finish_reason``."""
+        eos = self._eos_ids()
+        kept: list[int] = []
+        for token in sampled:
+            if token in eos:
+                finish_reason = "eos"
+                break
+            kept.append(token)
+            reason = self._stop_reason(kept, config)
+            if reason:
+                finish_reason = reason
+                break
+        return Generation(prompt_length, kept, self._decode_generation(kept, config.stop_strings), finish_reason, seed)
+
     def _stop_reason(self, produced: list[int], config: SamplingConfig) -> str | None:
         if not (config.stop_strings or config.stop_on_answer):
             return None

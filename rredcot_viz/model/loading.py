@@ -18,11 +18,12 @@ import logging
 import os
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from rredcot_viz.errors import ConfigError, ModelNotFoundError, QuantizationUnavailableError
+from rredcot_viz.model.backends.base import SamplerSpec
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL, CatalogueModel
 from rredcot_viz.model.fetch import fetched_gguf_path, locate_embedded_gguf, sha256_file
 from rredcot_viz.paths import cache_dir
@@ -51,6 +52,8 @@ class ModelConfig:
     offline: bool = True
     trust_remote_code: bool = False
     attn_implementation: str = "sdpa"
+    sampler: SamplerSpec = field(default_factory=SamplerSpec)
+    """Where rollouts are drawn: this model (``local``) or an inference server serving the same weights."""
 
     def __post_init__(self) -> None:
         if self.quantization not in ("none", "8bit", "4bit"):
@@ -59,7 +62,12 @@ class ModelConfig:
             raise ConfigError(f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}")
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps(asdict(self), sort_keys=True, default=str)
+
+    @property
+    def loading(self) -> ModelConfig:
+        """This config with the default sampler: what loading the model depends on (one load per model)."""
+        return replace(self, sampler=SamplerSpec())
 
 
 @dataclass

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rredcot_viz.model.backends import Sampler, build_sampler
 from rredcot_viz.model.core import DEFAULT_SYSTEM_PROMPT, ProgressFn
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.packing import Continuation
@@ -36,10 +37,18 @@ class PromptConfig(Settings):
 
 
 class TraceContext:
-    def __init__(self, trace: Trace, lm: LanguageModel, prompt: PromptConfig, cache: BoundaryCache):
+    def __init__(
+        self,
+        trace: Trace,
+        lm: LanguageModel,
+        prompt: PromptConfig,
+        cache: BoundaryCache,
+        sampler: Sampler | None = None,
+    ):
         self.trace = trace
         self.lm = lm
         self.cache = cache
+        self.sampler = sampler or build_sampler(lm)  # where rollouts from this trace's states are drawn
         if trace.prompt is not None:
             self.prompt_text = trace.prompt
         else:

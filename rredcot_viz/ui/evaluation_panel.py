@@ -91,13 +91,14 @@ def start_form(config: ModelConfig) -> None:
         st.error(str(error))
         return
     st.session_state["eval_capabilities"] = [*plan.notes, *(c.line() for c in plan.capabilities)]
-    lm, store = resources.model(config), resources.store()
+    lm, store, sampler = resources.model(config), resources.store(), resources.sampler(config)
 
     def run(job: Job) -> str:
         def report(name: str, done: int, total: int) -> None:
             job.progress(names.index(name) * total + done, total * len(names), f"{name}: {done}/{total} traces")
 
-        return store_evaluation(store, lm, run_evaluation(lm, request, report, plan=plan), request)
+        outcome = run_evaluation(lm, request, report, plan=plan, sampler=sampler)
+        return store_evaluation(store, lm, outcome, request)
 
     label = f"evaluate {', '.join(names)} on {shown}"
     total = len(plan.traces) * len(names)

@@ -10,11 +10,13 @@ import torch
 
 from rredcot_viz.engine import AnalysisConfig
 from rredcot_viz.errors import RredcotError
+from rredcot_viz.model.backends import SamplerSpec, samplers
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.loading import ModelConfig, Quantization
 from rredcot_viz.segmenters import SegmenterInput
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
+from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
 
 CUSTOM = "custom"
@@ -51,7 +53,41 @@ def model_picker() -> ModelConfig:
         quantization = st.sidebar.radio("Quantization", get_args(Quantization), horizontal=True, key="quantization")
     else:
         st.sidebar.caption("8-bit / 4-bit quantization needs a CUDA GPU; this machine runs full precision on the CPU.")
-    return ModelConfig(source=source, quantization=quantization)
+    config = ModelConfig(source=source, quantization=quantization, sampler=sampler_picker())
+    if config.sampler.backend != "local":
+        sampler_check(config)
+    return config
+
+
+def sampler_picker() -> SamplerSpec:
+    """Where rollouts (Monte Carlo, resets, sampling detectors) are drawn: this model, or a server such as vLLM."""
+    name = st.sidebar.selectbox(
+        "Rollouts from",
+        samplers.names(),
+        key="sampler",
+        format_func=lambda n: "this model (local)" if n == "local" else f"an inference server ({n})",
+        help="An OpenAI-compatible server (vLLM: `scripts/dev engine`) serving the same weights; it is checked "
+        "against the loaded model first (vLLM on a CPU drew Monte Carlo rollouts about twice as fast as this "
+        "model here, bench/sampling.py; a GPU server far faster). Training always samples its own policy.",
+    )
+    config_type = samplers.get(name).Config
+    with st.sidebar:
+        values = settings_form(config_type, f"sampler_{name}", columns=1, more="Server settings")
+    try:
+        return SamplerSpec(name, config_type(**values) if values else None)
+    except RredcotError as error:
+        st.sidebar.error(f"{error}; sampling locally until it is fixed")
+        return SamplerSpec()
+
+
+def sampler_check(config: ModelConfig) -> None:
+    """The server checked against the loaded model (once per model and server): its result, or what is wrong."""
+    try:
+        line = resources.sampler(config).check()
+    except RredcotError as error:
+        st.sidebar.error(str(error))
+        return
+    st.sidebar.caption(f"Rollouts from {line}")
 
 
 def model_warning(config: ModelConfig) -> None:

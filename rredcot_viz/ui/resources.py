@@ -11,6 +11,7 @@ import streamlit as st
 
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.jobs import JobManager
+from rredcot_viz.model.backends import Sampler
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig, offline_environment
 from rredcot_viz.scoring import BoundaryCache
@@ -23,20 +24,36 @@ def store() -> Store:
     return Store()
 
 
-@st.cache_resource(show_spinner="Loading the model (the first start converts the embedded GGUF, about a minute)...")
 def model(config: ModelConfig) -> LanguageModel:
+    """The loaded model: one per model, whichever sampler the sidebar chose."""
+    return _loaded_model(config.loading)
+
+
+@st.cache_resource(show_spinner="Loading the model (the first start converts the embedded GGUF, about a minute)...")
+def _loaded_model(config: ModelConfig) -> LanguageModel:
     offline_environment(config.offline)
     return LanguageModel.load(config)
 
 
-@st.cache_resource
 def score_cache(config: ModelConfig) -> BoundaryCache:
+    return _score_cache(config.loading)
+
+
+@st.cache_resource
+def _score_cache(config: ModelConfig) -> BoundaryCache:
     return BoundaryCache(max_contexts=256, backend=store())
 
 
 @st.cache_resource
+def sampler(config: ModelConfig) -> Sampler:
+    """Where the model's rollouts are drawn (the sidebar's choice); another model makes another sampler, whose
+    check against the server runs again."""
+    return config.sampler.build(model(config))
+
+
+@st.cache_resource
 def analyzer(config: ModelConfig, analysis: AnalysisConfig) -> Analyzer:
-    return Analyzer(model(config), analysis, cache=score_cache(config))
+    return Analyzer(model(config), analysis, cache=score_cache(config), sampler=sampler(config))
 
 
 @st.cache_resource

@@ -45,7 +45,7 @@ class AnalysisWork:
             return content_key("analysis", context.key, series, candidates)
         # an estimator that samples (Monte Carlo) works on the segmenter's states: its settings name the work
         setup = [(x.name, config_json(x.config)) for x in (self.estimator, self.segmenter)]
-        return content_key("analysis", context.key, setup, self.analyzer.config.scope)
+        return content_key("analysis", context.key, setup, self.analyzer.config.scope, *context.sampler.key)
 
     @property
     def pending(self) -> int:

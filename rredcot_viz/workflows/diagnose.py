@@ -21,6 +21,7 @@ from rredcot_viz.diagnosis.processbench import Evaluation, Scores, baselines, ev
 from rredcot_viz.diagnosis.step_verifier import calibrate_threshold
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.errors import RredcotError
+from rredcot_viz.model.backends import Sampler
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.scoring import BoundaryCache, PromptConfig
 from rredcot_viz.segmenters import segmenters
@@ -167,12 +168,12 @@ def load_request_traces(request: EvaluationRequest) -> tuple[list[Trace], list[s
     return traces, notes + ([matched] if matched else [])
 
 
-def evaluation_analyzer(lm: Any, request: EvaluationRequest, n_traces: int) -> Analyzer:
-    """The analyzer an evaluation scores with; every trace stays in its score cache, so detectors that read the
-    same values (min_sigma, value_drop) share them."""
+def evaluation_analyzer(lm: Any, request: EvaluationRequest, n_traces: int, sampler: Sampler | None = None) -> Analyzer:
+    """The analyzer an evaluation scores with (sampling detectors draw from ``sampler``, default ``lm``); every
+    trace stays in its score cache, so detectors that read the same values (min_sigma, value_drop) share them."""
     prompt = PromptConfig(chat_template=request.chat_template)
     config = AnalysisConfig(prompt=prompt, scope="reasoning", boundaries="states", variant=request.variant)
-    return Analyzer(lm, config, cache=BoundaryCache(max_contexts=n_traces + 8))
+    return Analyzer(lm, config, cache=BoundaryCache(max_contexts=n_traces + 8), sampler=sampler)
 
 
 def calibrate_verifier(
@@ -208,12 +209,17 @@ def verifier_threshold(run: Evaluation, source: str) -> tuple[float, float]:
 
 
 def run_evaluation(
-    lm: Any, request: EvaluationRequest, progress: Progress | None = None, plan: EvaluationPlan | None = None
+    lm: Any,
+    request: EvaluationRequest,
+    progress: Progress | None = None,
+    plan: EvaluationPlan | None = None,
+    sampler: Sampler | None = None,
 ) -> EvaluationOutcome:
-    """Every requested detector on the records it can run on, with the trivial baselines' rows beside them."""
+    """Every requested detector on the records it can run on, with the trivial baselines' rows beside them;
+    sampling detectors draw their rollouts from ``sampler`` (default: ``lm``)."""
     plan = plan or plan_evaluation(request)
     traces = plan.traces
-    analyzer = evaluation_analyzer(lm, request, len(traces))
+    analyzer = evaluation_analyzer(lm, request, len(traces), sampler)
     chosen = request.selection
     segmenter = segmenters.get(chosen.segmenter)()
     evaluations = []

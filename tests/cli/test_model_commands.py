@@ -26,3 +26,30 @@ def test_quantization_on_cpu_is_a_clear_error(capsys):
     assert main(["info", "--quantization", "4bit"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: 4bit quantization needs bitsandbytes on a CUDA GPU") and "Traceback" not in err
+
+
+def test_sampler_options_name_the_backend_and_its_settings():
+    from rredcot_viz.cli import build_parser
+    from rredcot_viz.cli.model_commands import model_config_from_args
+    from rredcot_viz.model.backends import SamplerSpec
+    from rredcot_viz.model.backends.openai import OpenAIConfig
+
+    parse = build_parser().parse_args
+    args = parse(
+        ["resample", "t.jsonl", "--sampler", "openai", "--sampler-url", "http://h:1", "--sampler-concurrency", "4"]
+    )
+    assert model_config_from_args(args).sampler == SamplerSpec("openai", OpenAIConfig(url="http://h:1", concurrency=4))
+    assert model_config_from_args(parse(["analyze", "t.jsonl"])).sampler == SamplerSpec()
+    assert model_config_from_args(parse(["info"])).sampler == SamplerSpec()  # commands that do not sample
+
+
+def test_a_server_setting_for_the_local_sampler_is_a_clear_error(capsys):
+    assert main(["resample", "t.jsonl", "--sampler-url", "http://h:1"]) == 2
+    err = capsys.readouterr().err
+    assert "--sampler-url is not a setting of sampler 'local'" in err and "Traceback" not in err
+
+
+def test_training_has_no_sampler_option(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--sampler", "openai"])
+    assert "unrecognized arguments: --sampler" in capsys.readouterr().err

@@ -34,3 +34,19 @@ def test_every_page_renders():
     for page in ("pages/inspect.py", "pages/compare.py", "pages/dataset.py", "pages/diagnose.py", "pages/learn.py"):
         app = run_page(page)
         assert app.title[0].value in ("Inspect", "Compare", "Dataset", "Diagnose", "Learn: who deserves the credit?")
+
+
+def test_the_sidebar_sends_rollouts_to_an_inference_server_checked_against_the_model(embedded_lm):
+    from fake_openai import FakeOpenAIServer
+    from tiny import tiny_lm
+
+    with FakeOpenAIServer(embedded_lm) as same, FakeOpenAIServer(tiny_lm(0)) as other:
+        app = run_page()
+        app.sidebar.selectbox(key="sampler").select("openai").run()
+        app.sidebar.text_input(key="sampler_openai_url").set_value(same.url).run()
+        assert not app.exception and not app.sidebar.error
+        assert any("Rollouts from openai: tiny: mean |Δ log-prob| 0 nats" in c.value for c in app.sidebar.caption)
+        app.sidebar.text_input(key="sampler_openai_url").set_value(other.url).run()
+        assert not app.exception
+        error = app.sidebar.error[0].value  # the tiny model's vocabulary lacks SmolLM2's token ids
+        assert "refused the probe's token ids" in error and "another tokenizer" in error and "fingerprint" in error

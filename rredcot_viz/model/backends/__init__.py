@@ -1,0 +1,6 @@
+"""Sampling backends: where rollouts are drawn (``base`` has the interface; one file per backend)."""
+
+from rredcot_viz.model.backends import local, openai  # noqa: F401  (each registers its backend)
+from rredcot_viz.model.backends.base import Sampler, SamplerConfig, SamplerSpec, build_sampler, samplers
+
+__all__ = ["Sampler", "SamplerConfig", "SamplerSpec", "build_sampler", "samplers"]
