@@ -67,7 +67,8 @@ def test_bom_and_utf16_with_its_encoding_import(tmp_path: Path) -> None:
     assert len(import_file(bom).traces) == 1
     wide = tmp_path / "wide.json"
     wide.write_bytes(json.dumps([GOOD, GOOD]).encode("utf-16"))
-    with pytest.raises(ImportFormatError, match="binary file"):
+    expected = r"wide.json is UTF-16 text \(little-endian byte-order mark\), not utf-8 text; read it with `--encoding"
+    with pytest.raises(ImportFormatError, match=expected):
         import_file(wide)
     assert len(import_file(wide, encoding="utf-16").traces) == 2
 
