@@ -55,7 +55,8 @@ def _chosen_file() -> tuple[Path, str, dict] | None:
     path = folder / Path(upload.name).name  # the user's name, without any folder they sent
     write_bytes(path, upload.data)
     read = upload.options
-    return path, upload.name, {"format": read.format, "field_map": read.field_map, "encoding": read.encoding}
+    options = {"format": read.format, "field_map": read.field_map, "encoding": read.encoding}
+    return path, upload.name, {**options, "label_base": read.label_base}
 
 
 def _segmenter_picker(spec: SettingSpec, key: str) -> str:

@@ -8,6 +8,7 @@ source's native index conventions to ours once, here. A record that cannot be co
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
 import re
@@ -270,7 +271,7 @@ def _records(
         )
     first = _decode(head.lstrip()[:4], codec, name, 0, None, partial=True).lstrip("\ufeff")[:1]
     if first not in ("[", "{"):
-        raise ImportFormatError(_not_json_text(name, _decode(head, codec, name, 0, None, partial=True)))
+        raise ImportFormatError(_not_json_text(name, _decode(head, codec, name, 0, None, final=False)))
     if first == "[" or (first == "{" and _is_single_object(opener, codec, name)):
         if compressed:  # the size that counts is the text's, known only by reading it
             with opener() as source:
@@ -306,6 +307,8 @@ def _not_json_text(name: str, text: str) -> str:
     """The message for text that does not start with ``[`` or ``{``: CSV/TSV named as such, else its start."""
     first_line = text.lstrip("\ufeff").lstrip().split("\n", 1)[0].rstrip("\r")
     shown = first_line[:80] + ("..." if len(first_line) > 80 else "")
+    if any(ord(c) < 32 and c != "\t" for c in text[:1000].replace("\n", "").replace("\r", "")):
+        return f"{name} looks like a binary file (control characters at its start), not JSON text"
     delimiter = next((d for d in (",", "\t", ";") if first_line.count(d) >= 1), None)
     if delimiter is not None:
         kind = "TSV" if delimiter == "\t" else "CSV"
@@ -334,9 +337,14 @@ def _lines(opener: Callable[[], IO[bytes]], codec: str, name: str) -> Iterator[t
             yield number, line.lstrip("\ufeff") if number == 1 else line
 
 
-def _decode(raw: bytes, codec: str, name: str, offset: int, line: int | None, partial: bool = False) -> str:
-    """Bytes as text; a byte the encoding cannot take is reported with its offset in the file and the fix."""
+def _decode(
+    raw: bytes, codec: str, name: str, offset: int, line: int | None, partial: bool = False, final: bool = True
+) -> str:
+    """Bytes as text; a byte the encoding cannot take is reported with its offset in the file and the fix.
+    ``partial``: skip such bytes (a probe); not ``final``: ``raw`` may end inside a character (a file's head)."""
     try:
+        if not final:
+            return codecs.getincrementaldecoder(codec)(errors="ignore" if partial else "strict").decode(raw)
         return raw.decode(codec, errors="ignore" if partial else "strict")
     except UnicodeDecodeError as error:
         line = line if line is not None else raw.count(b"\n", 0, error.start) + 1
@@ -417,7 +425,7 @@ def import_file(
     short_name = Path(display_name).name if display_name else path.name
     report = ImportReport(name, fmt)
     warnings = ImportWarnings()
-    labels = _LabelCheck()
+    labels = _LabelCheck(label_base)
     importer: Importer | None = None if fmt == "auto" else importers.get(fmt)()
     for index, (line, record) in enumerate(read_records(path, encoding, name, warnings)):
         if limit is not None and index >= limit:
@@ -432,7 +440,7 @@ def import_file(
             report.format = detect_format(record, name)
             importer = importers.get(report.format)()
         try:
-            record = labels.read(record, importer.label_field, label_base)
+            record = labels.read(record, importer.label_field)
             converted = importer.convert(record)
             if not converted:
                 raise ValueError("the record produced no traces")
@@ -450,18 +458,19 @@ class _LabelCheck:
     """Shifts 1-based first-error labels to ours, and notices 0-based reading of a file that looks 1-based: a
     label equal to the record's step count names no 0-based step, and a 1-based file has no label 0."""
 
-    def __init__(self) -> None:
+    def __init__(self, base: int) -> None:
+        self.base = base
         self.zeros = 0
         self.past_last = 0
 
-    def read(self, record: dict[str, Any], label_field: str | None, base: int) -> dict[str, Any]:
+    def read(self, record: dict[str, Any], label_field: str | None) -> dict[str, Any]:
         label = record.get(label_field) if label_field else None
         if not isinstance(label, int) or isinstance(label, bool):
             return record
         steps = record.get("steps")
         self.zeros += label == 0
         self.past_last += isinstance(steps, list) and label == len(steps) > 0
-        if base == 0 or label == -1:
+        if self.base == 0 or label == -1:
             return record
         if label == 0:
             raise ImportFormatError(
@@ -470,7 +479,7 @@ class _LabelCheck:
         return {**record, label_field: label - 1}
 
     def warnings(self, importer: Importer | None) -> list[str]:
-        if importer is None or importer.label_field is None or not self.past_last or self.zeros:
+        if self.base != 0 or importer is None or importer.label_field is None or not self.past_last or self.zeros:
             return []
         return [
             f"the `{importer.label_field}` labels look 1-based: {self.past_last} records have a label equal to their "
