@@ -4,6 +4,7 @@ file as it was; output paths are checked with a message before any work."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import rredcot_viz
 from rredcot_viz.files import (
     PARTIAL_PREFIX,
     OutputPathError,
@@ -115,3 +117,29 @@ def test_kill_9_mid_write_keeps_the_old_bytes(tmp_path):
     process.wait(timeout=30)
     assert target.read_bytes() == OLD
     assert len(leftovers(tmp_path)) == 1  # the killed write's hidden file beside it, never the user's file
+
+
+WRITES = re.compile(
+    r"open\([^)]*['\"][wa]b?['\"]|\.write_text\(|\.write_bytes\(|\.to_parquet\(|\.to_csv\([^i)]|torch\.save\(|"
+    r"save_pretrained\(|COPY \("
+)
+WRITES_ELSEWHERE = {  # files written inside a folder that is itself temporary, with why
+    "model/fetch.py": {"pins.write_text(", 'open(out, "wb")'},  # the fetch's own temporary folder / partial path
+}
+
+
+def test_every_file_the_library_writes_goes_through_the_helper():
+    """A write straight to a user-visible name would truncate the old file first: every write in the package
+    targets a ``partial`` name from ``rredcot_viz.files`` (or a temporary folder of its own)."""
+    root = Path(rredcot_viz.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        if relative == "files.py":
+            continue
+        allowed = WRITES_ELSEWHERE.get(relative, set())
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            code = line.split("#")[0]
+            if WRITES.search(code) and "partial" not in code and not any(a in code for a in allowed):
+                offenders.append(f"{relative}:{number}: {line.strip()}")
+    assert offenders == []

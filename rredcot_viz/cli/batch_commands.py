@@ -19,6 +19,7 @@ from rredcot_viz.cli.analysis_commands import (
     select_traces,
 )
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
+from rredcot_viz.files import check_output_folder
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +40,7 @@ def _run(args: argparse.Namespace) -> int:
     from rredcot_viz.engine import Analyzer
     from rredcot_viz.workflows import batch
 
+    check_output_folder(args.out)
     state = PartialState(cpu=not torch.cuda.is_available())
     if state.num_processes > 1 and str(state.device).startswith("cuda"):
         args.device = str(state.device)  # one replica per GPU

@@ -5,12 +5,16 @@ work (a cursor per call, shared by its threads), keeps it open ``linger`` second
 rerun's queries share one open, which costs about 20 ms of CPU), and then closes it, so that another process
 (the app while ``train`` runs in a terminal, ``export`` beside them) gets its turn. A process that finds the file
 taken retries with backoff for up to ``wait`` seconds (``$RREDCOT_STORE_WAIT``, default 60) before it gives up
-with a message naming the holder. ``hold()`` keeps the file for a block of calls that belong together.
+with a message naming the holder; while it waits it leaves a mark beside the file, and a holder that sees the
+mark closes the file at its next idle moment (not after ``linger``) and waits ``YIELD_S`` before opening it
+again, so a process that calls the store constantly (a job writing score chunks, a page polling) cannot starve
+the other. ``hold()`` keeps the file for a block of calls that belong together.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import re
@@ -90,6 +94,11 @@ def default_wait() -> float:
 LINGER_S = 0.25
 """How long an idle process keeps the file open: long enough for a burst of calls (a page rerun, a training
 step's logging) to share one open, short enough that another process waits well under a second."""
+YIELD_S = 0.1
+"""How long a process that just let the file go to a waiting one waits before taking it again (the waiter
+retries at least four times in that time)."""
+WAITING = ".waiting-"
+"""A process waiting for the file touches ``<store file>.waiting-<pid>`` beside it while it waits."""
 _OPEN_STORES: weakref.WeakSet[StoreBase] = weakref.WeakSet()
 
 
@@ -125,33 +134,60 @@ class StoreBase:
 
     # ------------------------------------------------------------------ the file, held while used
     def _open(self) -> Any:
-        """A connection to the file, waiting (with backoff) while another process holds it."""
+        """A connection to the file, waiting while another process holds it: a waiting process leaves a mark
+        beside the file (``_others_waiting``), so a busy holder lets go at its next idle moment."""
         import duckdb
 
+        if not self._memory and self._others_waiting():
+            time.sleep(YIELD_S)  # another process waits: let it in before taking the file again
         started = time.monotonic()
         delay, told = 0.005, False
-        while True:
-            try:
-                connection = duckdb.connect(str(self.path))
-                self.opened += 1
-                return connection
-            except duckdb.IOException as error:
-                holder = _holder(str(error))
-                if holder is None:
-                    raise RredcotError(f"the store {self.path} cannot be opened: {error}") from None
-                waited = time.monotonic() - started
-                if waited >= self.wait:
-                    raise StoreLockedError(
-                        f"the store {self.path} was held by {holder} for more than {self.wait:g} s. rredcot_viz "
-                        "processes take turns with the file, so a process that keeps it this long is another tool "
-                        "(e.g. a duckdb shell) or an older version: stop it, wait longer (RREDCOT_STORE_WAIT=600), "
-                        "or use another store file (RREDCOT_STORE=/path/other.duckdb)"
-                    ) from None
-                if not told and waited > 2:
-                    log.warning("waiting for the store %s, which %s is using...", self.path, holder)
-                    told = True
-                time.sleep(min(delay, self.wait - waited))
-                delay = min(delay * 2, 0.1)
+        try:
+            while True:
+                try:
+                    connection = duckdb.connect(str(self.path))
+                    self.opened += 1
+                    return connection
+                except duckdb.IOException as error:
+                    holder = _holder(str(error))
+                    if holder is None:
+                        raise RredcotError(f"the store {self.path} cannot be opened: {error}") from None
+                    waited = time.monotonic() - started
+                    if waited >= self.wait:
+                        raise StoreLockedError(
+                            f"the store {self.path} was held by {holder} for more than {self.wait:g} s. rredcot_viz "
+                            "processes take turns with the file, so a process that keeps it this long is another "
+                            "tool (e.g. a duckdb shell) or an older version: stop it, wait longer "
+                            "(RREDCOT_STORE_WAIT=600), or use another store file (RREDCOT_STORE=/path/other.duckdb)"
+                        ) from None
+                    if not told and waited > 2:
+                        log.warning("waiting for the store %s, which %s is using...", self.path, holder)
+                        told = True
+                    self._mark_waiting()
+                    time.sleep(min(delay, self.wait - waited))
+                    delay = min(delay * 2, YIELD_S / 4)
+        finally:
+            self._waiting_mark.unlink(missing_ok=True)
+
+    @property
+    def _waiting_mark(self) -> Path:
+        return self.path.with_name(f"{self.path.name}{WAITING}{os.getpid()}")
+
+    def _mark_waiting(self) -> None:
+        with contextlib.suppress(OSError):  # a folder it cannot write: the holder's linger still lets it in
+            self._waiting_mark.touch()
+
+    def _others_waiting(self) -> bool:
+        """Whether another process is waiting for the file (its mark was touched in the last seconds)."""
+        prefix, mine, now = f"{self.path.name}{WAITING}", self._waiting_mark.name, time.time()
+        try:
+            with os.scandir(self.path.parent) as entries:
+                return any(
+                    entry.name.startswith(prefix) and entry.name != mine and now - entry.stat().st_mtime < 3
+                    for entry in entries
+                )
+        except OSError:
+            return False
 
     def _acquire(self) -> Any:
         with self._state:
@@ -166,7 +202,7 @@ class StoreBase:
             if self._users or self._memory:
                 return
             self._idle_since = time.monotonic()
-            if self.linger <= 0:
+            if self.linger <= 0 or self._others_waiting():
                 self._close_now()
             elif self._closer is None:
                 self._closer = threading.Thread(target=self._close_when_idle, name="rredcot-store", daemon=True)

@@ -10,19 +10,8 @@ import subprocess
 import sys
 import time
 
-import pytest
-from tiny import tiny_model, tiny_tokenizer
-
 from rredcot_viz.cli import main
 from rredcot_viz.store import Store
-
-
-@pytest.fixture
-def tiny_model_dir(tmp_path):
-    folder = tmp_path / "tiny-model"
-    tiny_model(0).save_pretrained(folder)
-    tiny_tokenizer().save_pretrained(folder)
-    return folder
 
 
 def test_train_shares_the_store_and_sigterm_records_a_stop(tmp_path, tiny_model_dir, capsys):

@@ -99,6 +99,32 @@ def test_a_process_holding_the_file_is_waited_for_then_named(tmp_path):
     holder.close()
 
 
+def test_a_process_calling_constantly_lets_a_waiting_one_in(tmp_path):
+    """Calls closer together than ``linger`` would keep the file for good; a waiting process's mark makes the busy
+    one let go at its next idle moment (without it, the waiter below timed out)."""
+    path = tmp_path / "busy.duckdb"
+    busy = Store(path)
+    stop = threading.Event()
+
+    def poll() -> None:  # a page polling a job, a job writing score chunks
+        while not stop.is_set():
+            busy.collections()
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=poll)
+    thread.start()
+    code = f"from rredcot_viz.store import Store; Store({str(path)!r}).put_traces([], 'none'); print('in')"
+    env = {**os.environ, "RREDCOT_STORE_WAIT": "20"}
+    try:
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    finally:
+        stop.set()
+        thread.join()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "in" and not list(tmp_path.glob("busy.duckdb.waiting-*"))  # its mark is gone
+    busy.close()
+
+
 def test_lock_error_type_in_process(tmp_path, monkeypatch):
     import duckdb
 
