@@ -31,6 +31,7 @@ import numpy as np
 
 from rredcot_viz.paths import PROJECT_ROOT
 from rredcot_viz.store import Store, StoreLockedError
+from rredcot_viz.store.base import LINGER_S
 from rredcot_viz.traces.io import sample_traces
 
 RUNS = 5
@@ -97,7 +98,7 @@ def call_costs(path: Path) -> dict[str, float]:
     rng = np.random.default_rng(1)
     chunk = {p: rng.random(24) for p in range(16)}
     costs: dict[str, float] = {}
-    for label, linger, hold in (("held", 0.25, True), ("burst", 0.25, False), ("reopen", 0.0, False)):
+    for label, linger, hold in (("held", LINGER_S, True), ("burst", LINGER_S, False), ("reopen", 0.0, False)):
         store = Store(path, linger=linger)
         read = per_call_ms(store, lambda i, s=store: s.job("j"), hold)
         write = per_call_ms(store, lambda i, s=store, k=label: s.save_scores(f"{k}-{i}", "series", chunk), hold)

@@ -6,9 +6,9 @@ rerun's queries share one open, which costs about 20 ms of CPU), and then closes
 (the app while ``train`` runs in a terminal, ``export`` beside them) gets its turn. A process that finds the file
 taken retries with backoff for up to ``wait`` seconds (``$RREDCOT_STORE_WAIT``, default 60) before it gives up
 with a message naming the holder; while it waits it leaves a mark beside the file, and a holder that sees the
-mark closes the file at its next idle moment (not after ``linger``) and waits ``YIELD_S`` before opening it
-again, so a process that calls the store constantly (a job writing score chunks, a page polling) cannot starve
-the other. ``hold()`` keeps the file for a block of calls that belong together.
+mark closes the file at its next idle moment (within ``WATCH_S``, not after ``linger``) and waits ``YIELD_S``
+before opening it again, so a process that calls the store constantly (a job writing score chunks, a page
+polling) cannot starve the other. ``hold()`` keeps the file for a block of calls that belong together.
 """
 
 from __future__ import annotations
@@ -91,9 +91,12 @@ def default_wait() -> float:
     return float(os.environ.get("RREDCOT_STORE_WAIT", "60"))
 
 
-LINGER_S = 0.25
-"""How long an idle process keeps the file open: long enough for a burst of calls (a page rerun, a training
-step's logging) to share one open, short enough that another process waits well under a second."""
+LINGER_S = 1.0
+"""How long an idle process keeps the file open when nobody else waits for it: a page that reruns every second
+and a job writing a chunk of scores every second or so then open it once, not once per call (an open costs
+about 20 ms of CPU). A process that waits is let in within ``WATCH_S`` of the holder's last call."""
+WATCH_S = 0.05
+"""How often an idle holder looks for a waiting process."""
 YIELD_S = 0.1
 """How long a process that just let the file go to a waiting one waits before taking it again (the waiter
 retries at least four times in that time)."""
@@ -209,18 +212,19 @@ class StoreBase:
                 self._closer.start()
 
     def _close_when_idle(self) -> None:
-        """Close the file once it has been idle ``linger`` seconds (one such thread while the file is open)."""
+        """Close the file once it has been idle ``linger`` seconds, or at once when another process waits for it
+        (one such thread while the file is open, looking every ``WATCH_S``)."""
         while True:
             with self._state:
                 if self._connection is None:
                     self._closer = None
                     return
                 idle = time.monotonic() - self._idle_since
-                if self._users == 0 and idle >= self.linger:
+                if self._users == 0 and (idle >= self.linger or self._others_waiting()):
                     self._close_now()
                     self._closer = None
                     return
-            time.sleep(self.linger - idle if self._users == 0 and idle < self.linger else self.linger)
+            time.sleep(WATCH_S)
 
     def _close_now(self) -> None:
         if self._connection is not None:
