@@ -266,12 +266,6 @@ class StoreBase:
             if self._users == 0:
                 self._close_now()
 
-    def check_access(self) -> None:
-        """Open the file once (waiting for it as any call would), so that a store that cannot be used stops a
-        command before its long work rather than after it."""
-        with self.hold():
-            pass
-
     # ------------------------------------------------------------------ schema
     def schema_version(self) -> int:
         """The version the file is at (0 for a new file)."""
