@@ -9,7 +9,7 @@ from pathlib import Path
 import rredcot_viz
 
 LAYERS = [  # bottom first; a module may import its own layer and every layer above it in this list
-    {"errors", "registry", "paths", "stats", "settings", "types"},
+    {"errors", "files", "registry", "paths", "stats", "settings", "types"},
     {"traces"},
     {"model"},
     {"store"},

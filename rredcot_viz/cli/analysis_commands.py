@@ -14,44 +14,65 @@ from rredcot_viz.cli.model_commands import add_model_arguments, analyzer_from_ar
 from rredcot_viz.cli.options import (
     add_input_arguments,
     add_settings_arguments,
+    at_least_one,
     input_options,
     method_settings,
     settings_from_args,
 )
-from rredcot_viz.engine import AnalysisConfig
+from rredcot_viz.files import atomic_write, check_output_path
 
-# The CLI scores only the chosen segmenter's candidate cuts up front (a short trace takes 1-2 s; README).
-CLI_ANALYSIS = AnalysisConfig(boundaries="segmenter")
+
+def cli_analysis():
+    """The CLI's analysis defaults: only the chosen segmenter's candidate cuts are scored up front (a short trace
+    takes 1-2 s; README). A function, so that importing this module does not load the engine (and torch)."""
+    from rredcot_viz.engine import AnalysisConfig
+
+    return AnalysisConfig(boundaries="segmenter")
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="traces in any supported format (see `import`)")
     add_input_arguments(parser)
-    parser.add_argument("--trace", action="append", help="trace id or 0-based index to analyse (repeatable)")
-    parser.add_argument("--limit", type=int, default=None, help="analyse at most this many traces")
+    parser.add_argument(
+        "--trace", action="append", help="trace id, short hash or 0-based index to analyse (repeatable)"
+    )
+    parser.add_argument("--limit", type=at_least_one, default=None, help="analyse at most this many traces")
 
 
 def select_traces(args: argparse.Namespace) -> list:
-    from rredcot_viz.errors import ImportFormatError
+    """The traces of ``args.file`` that ``--trace`` and ``--limit`` choose (the file is read only as far as
+    ``--limit`` needs when no ``--trace`` is given)."""
     from rredcot_viz.traces.importers import import_file
 
-    report = import_file(args.file, args.format, **input_options(args))
+    report = import_file(args.file, args.format, None if args.trace else args.limit, **input_options(args))
     for issue in report.issues[:5]:
         print(f"skipped: {issue}")
+    for warning in report.warnings:
+        print(f"warning: {warning}")
     traces = report.traces
     if args.trace:
-        chosen = []
-        for wanted in args.trace:
-            matches = [t for t in traces if wanted in (t.trace_id, t.short_id)]
-            if not matches and wanted.isdigit() and int(wanted) < len(traces):
-                matches = [traces[int(wanted)]]
-            if not matches:
-                raise ImportFormatError(
-                    f"no trace {wanted!r} in {args.file}: give a trace id or an index below {len(traces)}"
-                )
-            chosen.extend(matches)
-        traces = chosen
-    return traces[: args.limit] if args.limit else traces
+        traces = [picked for wanted in args.trace for picked in pick_trace(traces, wanted, args.file)]
+    return traces[: args.limit] if args.limit is not None else traces
+
+
+def pick_trace(traces: list, wanted: str, file: str) -> list:
+    """The trace ``wanted`` names: by id or short hash, else by 0-based index. An id that names several
+    different traces is refused with the candidates, since analysing one of them silently could be the wrong one."""
+    from rredcot_viz.errors import ImportFormatError
+
+    matches = [(i, t) for i, t in enumerate(traces) if wanted in (t.trace_id, t.short_id)]
+    if not matches and wanted.isdigit() and int(wanted) < len(traces):
+        matches = [(int(wanted), traces[int(wanted)])]
+    if not matches:
+        raise ImportFormatError(f"no trace {wanted!r} in {file}: give a trace id or an index below {len(traces)}")
+    distinct = {t.content_hash: (i, t) for i, t in matches}
+    if len(distinct) > 1:
+        shown = ", ".join(f"index {i} (short hash {t.short_id})" for i, t in list(distinct.values())[:8])
+        raise ImportFormatError(
+            f"trace id {wanted!r} names {len(distinct)} different traces in {file}: {shown}; give the index or "
+            "short hash of the one you mean"
+        )
+    return [matches[0][1]]
 
 
 SEGMENTER_ALIASES = {"k": ("--k",), "merge_score": ("--merge-score",)}
@@ -97,9 +118,10 @@ def add_estimator_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
     """The analysis settings (scope, boundaries, redistribution variant) and the prompt."""
+    from rredcot_viz.engine import AnalysisConfig
     from rredcot_viz.scoring import PromptConfig
 
-    add_settings_arguments(parser, [AnalysisConfig], initial=CLI_ANALYSIS, title="analysis settings")
+    add_settings_arguments(parser, [AnalysisConfig], initial=cli_analysis(), title="analysis settings")
     add_settings_arguments(parser, [PromptConfig], title="prompt settings")  # --system-prompt, --no-chat-template
 
 
@@ -125,11 +147,12 @@ def build_methods(args: argparse.Namespace):
     return build_segmenter(args), estimator_type(**settings)
 
 
-def analysis_config(args: argparse.Namespace) -> AnalysisConfig:
+def analysis_config(args: argparse.Namespace):
+    from rredcot_viz.engine import AnalysisConfig
     from rredcot_viz.scoring import PromptConfig
 
     prompt = PromptConfig(**settings_from_args(args, PromptConfig))
-    return replace(CLI_ANALYSIS, prompt=prompt, **settings_from_args(args, AnalysisConfig))
+    return replace(cli_analysis(), prompt=prompt, **settings_from_args(args, AnalysisConfig))
 
 
 def format_table(rows: list[dict[str, Any]], float_format: str = "{:+.4f}") -> str:
@@ -201,6 +224,10 @@ def runnable_traces(traces: list, estimator, strict: bool) -> list:
 
 
 def _run_analyze(args: argparse.Namespace) -> int:
+    from rredcot_viz.engine import Analyzer
+
+    if args.out:
+        check_output_path(args.out)
     traces = select_traces(args)
     segmenter, estimator = build_methods(args)
     traces = runnable_traces(traces, estimator, args.strict)
@@ -227,8 +254,9 @@ def _run_analyze(args: argparse.Namespace) -> int:
 
 
 def write_results(results: list, path: Path) -> None:
+    """The results as .csv (one row per segment) or JSONL; an existing file is replaced only once all is written."""
     if path.suffix == ".csv":
-        with open(path, "w", newline="", encoding="utf-8") as sink:
+        with atomic_write(path, newline="") as sink:
             writer = None
             for result in results:
                 for row in result.rows(preview=10_000):
@@ -238,7 +266,7 @@ def write_results(results: list, path: Path) -> None:
                         writer.writeheader()
                     writer.writerow(row)
     else:
-        with open(path, "w", encoding="utf-8") as sink:
+        with atomic_write(path) as sink:
             for result in results:
                 sink.write(json.dumps(result_record(result), ensure_ascii=False) + "\n")
 
@@ -304,6 +332,7 @@ def method_options(args: argparse.Namespace, methods: list[str]) -> dict[str, di
 
 
 def _run_compare(args: argparse.Namespace) -> int:
+    from rredcot_viz.engine import Analyzer
     from rredcot_viz.workflows.compare import compare, method_kind
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]

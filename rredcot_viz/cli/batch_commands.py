@@ -19,6 +19,7 @@ from rredcot_viz.cli.analysis_commands import (
     select_traces,
 )
 from rredcot_viz.cli.model_commands import add_model_arguments, analyzer_from_args
+from rredcot_viz.files import check_output_folder
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -36,8 +37,11 @@ def _run(args: argparse.Namespace) -> int:
     import torch
     from accelerate import PartialState
 
+    from rredcot_viz.store import Store
     from rredcot_viz.workflows import batch
 
+    check_output_folder(args.out)
+    store = None if args.no_store else Store()  # now, not after the work: a store that cannot be opened stops here
     state = PartialState(cpu=not torch.cuda.is_available())
     if state.num_processes > 1 and str(state.device).startswith("cuda"):
         args.device = str(state.device)  # one replica per GPU
@@ -71,11 +75,9 @@ def _run(args: argparse.Namespace) -> int:
     merged = batch.merge_parts(out, traces)
     print(format_table(batch.throughputs(out), "{:.3f}"))
     print(f"merged {len(merged)} traces into {out / batch.MERGED}")
-    if not args.no_store:
-        from rredcot_viz.store import Store
-
+    if store is not None:
         run_id = batch.import_merged(
-            Store(), merged, analyzer.lm.info(), segmenter, estimator, args.label or Path(args.file).name
+            store, merged, analyzer.lm.info(), segmenter, estimator, args.label or Path(args.file).name
         )
         print(f"stored as dataset run {run_id} (open it on the Dataset page)")
     return 0

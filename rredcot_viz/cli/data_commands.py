@@ -6,13 +6,14 @@ import argparse
 import json
 
 from rredcot_viz.cli import Command, commands
-from rredcot_viz.cli.options import add_input_arguments, input_options
+from rredcot_viz.cli.options import add_input_arguments, at_least_one, input_options
+from rredcot_viz.files import check_output_path
 
 
 def _configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="dataset file (JSON, JSON array or JSONL)")
+    parser.add_argument("file", help="dataset file (JSON, JSON array or JSONL; gzip-compressed is read as is)")
     add_input_arguments(parser)
-    parser.add_argument("--limit", type=int, help="read at most this many records")
+    parser.add_argument("--limit", type=at_least_one, help="read at most this many records (default: all)")
     parser.add_argument("--out", help="write the imported traces as our JSONL schema to this file")
     parser.add_argument("--show-issues", type=int, default=10, help="how many problems to list (default 10)")
 
@@ -21,6 +22,8 @@ def _run_import(args: argparse.Namespace) -> int:
     from rredcot_viz.traces.importers import import_file
     from rredcot_viz.traces.io import write_jsonl
 
+    if args.out:
+        check_output_path(args.out)
     report = import_file(args.file, args.format, args.limit, **input_options(args))
     summary = report.summary()
     for key, value in summary.items():
@@ -29,6 +32,8 @@ def _run_import(args: argparse.Namespace) -> int:
         print(f"problem: {issue}")
     if len(report.issues) > args.show_issues:
         print(f"... and {len(report.issues) - args.show_issues} more problems")
+    for warning in report.warnings:
+        print(f"warning: {warning}")
     if args.out:
         written = write_jsonl(report.traces, args.out)
         print(f"wrote {written} traces to {args.out}")
@@ -56,6 +61,7 @@ def _configure_export(parser: argparse.ArgumentParser) -> None:
 def _run_export(args: argparse.Namespace) -> int:
     from rredcot_viz.store import Store
 
+    check_output_path(args.out, "export file")
     store = Store()
     path = store.export(args.source, args.out)
     print(f"wrote {path} from {args.source!r} in {store.path}")

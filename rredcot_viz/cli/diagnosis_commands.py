@@ -26,10 +26,12 @@ from rredcot_viz.cli.model_commands import (
 from rredcot_viz.cli.options import (
     add_input_arguments,
     add_settings_arguments,
+    at_least_one,
     input_options,
     method_settings,
     settings_from_args,
 )
+from rredcot_viz.files import atomic_write, check_output_path
 
 
 def _configure_eval(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +41,7 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--data", required=True, help="ProcessBench-format file (steps + label)")
     parser.add_argument("--detector", default="all", help=f"comma list of {', '.join(detectors.names())}, or all")
-    parser.add_argument("--limit", type=int, help="read only the first N records of the file")
+    parser.add_argument("--limit", type=at_least_one, help="read only the first N records of the file")
     add_settings_arguments(parser, [RecordSelection], title="records")
     parser.add_argument(
         "--references",
@@ -69,13 +71,13 @@ def _run_eval(args: argparse.Namespace) -> int:
     from rredcot_viz.errors import ConfigError
     from rredcot_viz.store import Store
     from rredcot_viz.workflows.diagnose import (
+        EvaluationRecord,
         EvaluationRequest,
         RecordSelection,
         calibrate_verifier,
         f1_text,
         plan_evaluation,
         run_evaluation,
-        store_evaluation,
     )
 
     names = detectors.names() if args.detector == "all" else [n.strip() for n in args.detector.split(",")]
@@ -105,6 +107,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         print(f"  {line}")
     if args.calibrate_on and "step_verifier" not in options:
         raise ConfigError("--calibrate-on calibrates the step_verifier threshold; add step_verifier to --detector")
+    store = None if args.no_store else Store()  # here, not after the work: a store that cannot be opened stops now
     lm = load_from_args(args)
     if args.calibrate_on:
         balanced = replace(request.selection, sample=args.calibrate_sample, balanced=True)
@@ -113,19 +116,27 @@ def _run_eval(args: argparse.Namespace) -> int:
         plan = plan_evaluation(request)
         plan.notes.append(note)
         print(note)
+    sampler = sampler_from_args(args, lm)
     bars = ProgressBars()
-    outcome = run_evaluation(lm, request, bars.update, plan=plan, sampler=sampler_from_args(args, lm))
-    bars.close()
-    for evaluation in outcome.evaluations:
+
+    def finished(evaluation) -> None:
         failed = f" ({len(evaluation.errors)} failed, e.g. {evaluation.errors[0]})" if evaluation.errors else ""
-        print(f"  {evaluation.detector}: {f1_text(evaluation.scores)} in {evaluation.scores.seconds:.0f} s{failed}")
+        stored = " (stored)" if store is not None else ""
+        bars.write(f"  {evaluation.detector}: {f1_text(evaluation.scores)} in {evaluation.scores.seconds:.0f} s"
+                   f"{failed}{stored}")  # fmt: skip
+        bars.close()
+
+    if store is None:
+        outcome = run_evaluation(lm, request, bars.update, plan=plan, on_result=finished, sampler=sampler)
+    else:
+        record = EvaluationRecord(store, lm, request, plan, sampler)
+        print(f"run {record.run_id}: each detector's result is stored in {store.path} as it finishes", flush=True)
+        outcome = record.run(bars.update, on_result=finished)
+    bars.close()
     print(f"\nProcessBench {outcome.split}, n={len(outcome.traces)}, model {lm.name}")
     print(format_table(outcome.rows, "{:.1f}"))
-    if not args.no_store:
-        store = Store()
-        run_id = store_evaluation(store, lm, outcome, request)
-        print(f"stored as run {run_id} in {store.path}")
-        store.close()
+    if store is not None:
+        print(f"stored as run {outcome.run_id} in {store.path}")
     print(headline(outcome))
     return 0
 
@@ -228,6 +239,8 @@ def _configure_batch(parser: argparse.ArgumentParser) -> None:
 def _run_batch(args: argparse.Namespace) -> int:
     from rredcot_viz.diagnosis.resample import compare_resets
 
+    if args.out:
+        check_output_path(args.out)
     detector = _detector(args, args.detector or "self_localize", variant="l2")  # SRPO's localisation prompt
     analyzer, segmenter, config = _setup(args)
     started = time.perf_counter()
@@ -254,7 +267,7 @@ def _run_batch(args: argparse.Namespace) -> int:
     print(format_table(rows))
     print(f"({time.perf_counter() - started:.0f} s)")
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as sink:
+        with atomic_write(args.out) as sink:
             for name, results in comparison.results.items():
                 for r in results:
                     sink.write(

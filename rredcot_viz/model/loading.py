@@ -16,13 +16,13 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from rredcot_viz.errors import ConfigError, ModelNotFoundError, QuantizationUnavailableError
+from rredcot_viz.files import atomic_directory
 from rredcot_viz.model.backends.base import SamplerSpec
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL, CatalogueModel
 from rredcot_viz.model.fetch import fetched_gguf_path, locate_embedded_gguf, sha256_file
@@ -195,14 +195,12 @@ def convert_gguf(source: ResolvedSource, progress_note: list[str] | None = None)
     model = AutoModelForCausalLM.from_pretrained(source.path, gguf_file=source.gguf_file, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(source.path, gguf_file=source.gguf_file)
     _clear_gguf_marker(model)
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    model.save_pretrained(partial)
-    tokenizer.save_pretrained(partial)
-    meta = {"gguf": str(gguf_path), "gguf_sha256": digest, "format_version": CONVERTED_FORMAT_VERSION}
-    (partial / "rredcot_source.json").write_text(json.dumps(meta, indent=2))
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_directory(target) as partial:
+        model.save_pretrained(partial)
+        tokenizer.save_pretrained(partial)
+        meta = {"gguf": str(gguf_path), "gguf_sha256": digest, "format_version": CONVERTED_FORMAT_VERSION}
+        (partial / "rredcot_source.json").write_text(json.dumps(meta, indent=2))
     return target
 
 

@@ -1,14 +1,26 @@
-"""The store's connection and schema: one DuckDB connection per process, a cursor per call, versioned migrations.
+"""The store's connection and schema: the DuckDB file is held only while it is used, so processes share it.
 
-DuckDB allows one writer process per file: a process holds one connection and hands out cursors (one per
-thread); if another process holds the file, opening it fails with a message naming that process.
+DuckDB lets one process at a time open a file for writing. A process therefore opens the file for a burst of
+work (a cursor per call, shared by its threads), keeps it open ``linger`` seconds after the last call (a page
+rerun's queries share one open, which costs about 20 ms of CPU), and then closes it, so that another process
+(the app while ``train`` runs in a terminal, ``export`` beside them) gets its turn. A process that finds the file
+taken retries with backoff for up to ``wait`` seconds (``$RREDCOT_STORE_WAIT``, default 60) before it gives up
+with a message naming the holder; while it waits it leaves a mark beside the file, and a holder that sees the
+mark closes the file at its next idle moment (within ``WATCH_S``, not after ``linger``) and waits ``YIELD_S``
+before opening it again, so a process that calls the store constantly (a job writing score chunks, a page
+polling) cannot starve the other. ``hold()`` keeps the file for a block of calls that belong together.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import logging
 import os
 import re
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +31,8 @@ from rredcot_viz.paths import data_dir
 
 if TYPE_CHECKING:
     import pandas as pd
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3
 
@@ -64,44 +78,180 @@ MIGRATIONS: list[list[str]] = [
 
 
 class StoreLockedError(RredcotError):
-    """Another process holds the DuckDB file."""
+    """Another process held the DuckDB file for longer than this one would wait."""
 
 
 def default_store_path() -> Path:
-    """``$RREDCOT_STORE`` if set (a second app or CLI run needs a file of its own), else the data dir's file."""
+    """``$RREDCOT_STORE`` if set, else the data dir's file."""
     return Path(os.environ.get("RREDCOT_STORE", data_dir() / "rredcot.duckdb"))
 
 
+def default_wait() -> float:
+    """Seconds to wait for a store another process holds (``$RREDCOT_STORE_WAIT``, default 60)."""
+    return float(os.environ.get("RREDCOT_STORE_WAIT", "60"))
+
+
+LINGER_S = 1.0
+"""How long an idle process keeps the file open when nobody else waits for it: a page that reruns every second
+and a job writing a chunk of scores every second or so then open it once, not once per call (an open costs
+about 20 ms of CPU). A process that waits is let in within ``WATCH_S`` of the holder's last call."""
+WATCH_S = 0.05
+"""How often an idle holder looks for a waiting process."""
+YIELD_S = 0.1
+"""How long a process that just let the file go to a waiting one waits before taking it again (the waiter
+retries at least four times in that time)."""
+WAITING = ".waiting-"
+"""A process waiting for the file touches ``<store file>.waiting-<pid>`` beside it while it waits."""
+_OPEN_STORES: weakref.WeakSet[StoreBase] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_stores() -> None:
+    """Close every idle connection before the interpreter tears threads down (registered before any job manager,
+    so it runs after their shutdown)."""
+    for store in list(_OPEN_STORES):
+        store.close()
+
+
 class StoreBase:
-    """One DuckDB connection for the process; every call uses a cursor of its own (thread-safe)."""
+    """The store's file, opened on demand and shared by this process's threads; every call uses a cursor of its
+    own (thread-safe), and the file is closed ``linger`` seconds after the last one."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        import duckdb
-
+    def __init__(self, path: str | Path | None = None, wait: float | None = None, linger: float = LINGER_S) -> None:
         self.path = Path(path) if path is not None else default_store_path()
-        if str(self.path) != ":memory:":
+        self.wait = default_wait() if wait is None else wait
+        self.linger = linger
+        self._memory = str(self.path) == ":memory:"  # an in-memory database lives as long as its connection
+        if not self._memory:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._connection = duckdb.connect(str(self.path))
-        except duckdb.IOException as error:
-            holder = re.search(r"held in (\S+) \(PID (\d+)\)", str(error))
-            who = f"process {holder.group(2)} ({holder.group(1)})" if holder else "another process"
-            raise StoreLockedError(
-                f"the store {self.path} is open in {who}; DuckDB allows one writer per file. Stop that process "
-                "(e.g. another app or CLI run), or use another store file with RREDCOT_STORE=/path/other.duckdb"
-            ) from None
+        self._connection: Any = None
+        self._users = 0  # cursors (and holds) open now
+        self._idle_since = 0.0
+        self._closer: threading.Thread | None = None
+        self._state = threading.Lock()  # guards the four fields above
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
+        self.opened = 0  # how many times the file was opened (a bench reads it)
+        _OPEN_STORES.add(self)
         self.migrate()
+
+    # ------------------------------------------------------------------ the file, held while used
+    def _open(self) -> Any:
+        """A connection to the file, waiting while another process holds it: a waiting process leaves a mark
+        beside the file (``_others_waiting``), so a busy holder lets go at its next idle moment."""
+        import duckdb
+
+        if not self._memory and self._others_waiting():
+            time.sleep(YIELD_S)  # another process waits: let it in before taking the file again
+        started = time.monotonic()
+        delay, told = 0.005, False
+        try:
+            while True:
+                try:
+                    connection = duckdb.connect(str(self.path))
+                    self.opened += 1
+                    return connection
+                except duckdb.IOException as error:
+                    holder = _holder(str(error))
+                    if holder is None:
+                        raise RredcotError(f"the store {self.path} cannot be opened: {error}") from None
+                    waited = time.monotonic() - started
+                    if waited >= self.wait:
+                        raise StoreLockedError(
+                            f"the store {self.path} was held by {holder} for more than {self.wait:g} s. rredcot_viz "
+                            "processes take turns with the file, so a process that keeps it this long is another "
+                            "tool (e.g. a duckdb shell) or an older version: stop it, wait longer "
+                            "(RREDCOT_STORE_WAIT=600), or use another store file (RREDCOT_STORE=/path/other.duckdb)"
+                        ) from None
+                    if not told and waited > 2:
+                        log.warning("waiting for the store %s, which %s is using...", self.path, holder)
+                        told = True
+                    self._mark_waiting()
+                    time.sleep(min(delay, self.wait - waited))
+                    delay = min(delay * 2, YIELD_S / 4)
+        finally:
+            self._waiting_mark.unlink(missing_ok=True)
+
+    @property
+    def _waiting_mark(self) -> Path:
+        return self.path.with_name(f"{self.path.name}{WAITING}{os.getpid()}")
+
+    def _mark_waiting(self) -> None:
+        with contextlib.suppress(OSError):  # a folder it cannot write: the holder's linger still lets it in
+            self._waiting_mark.touch()
+
+    def _others_waiting(self) -> bool:
+        """Whether another process is waiting for the file (its mark was touched in the last seconds)."""
+        prefix, mine, now = f"{self.path.name}{WAITING}", self._waiting_mark.name, time.time()
+        try:
+            with os.scandir(self.path.parent) as entries:
+                return any(
+                    entry.name.startswith(prefix) and entry.name != mine and now - entry.stat().st_mtime < 3
+                    for entry in entries
+                )
+        except OSError:
+            return False
+
+    def _acquire(self) -> Any:
+        with self._state:
+            if self._connection is None:
+                self._connection = self._open()
+            self._users += 1
+            return self._connection
+
+    def _release(self) -> None:
+        with self._state:
+            self._users -= 1
+            if self._users or self._memory:
+                return
+            self._idle_since = time.monotonic()
+            if self.linger <= 0 or self._others_waiting():
+                self._close_now()
+            elif self._closer is None:
+                self._closer = threading.Thread(target=self._close_when_idle, name="rredcot-store", daemon=True)
+                self._closer.start()
+
+    def _close_when_idle(self) -> None:
+        """Close the file once it has been idle ``linger`` seconds, or at once when another process waits for it
+        (one such thread while the file is open, looking every ``WATCH_S``)."""
+        while True:
+            with self._state:
+                if self._connection is None:
+                    self._closer = None
+                    return
+                idle = time.monotonic() - self._idle_since
+                if self._users == 0 and (idle >= self.linger or self._others_waiting()):
+                    self._close_now()
+                    self._closer = None
+                    return
+            time.sleep(WATCH_S)
+
+    def _close_now(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Keep the file open for the block (calls that belong together, or a reader that must not wait)."""
+        self._acquire()
+        try:
+            yield
+        finally:
+            self._release()
 
     @contextmanager
     def cursor(self) -> Iterator[Any]:
-        """A cursor of the shared connection, closed on exit (DuckDB connections are not thread-safe, cursors are)."""
-        cursor = self._connection.cursor()
+        """A cursor of this process's connection, closed on exit (connections are not thread-safe, cursors are)."""
+        connection = self._acquire()
         try:
-            yield cursor
+            cursor = connection.cursor()
+            try:
+                yield cursor
+            finally:
+                cursor.close()
         finally:
-            cursor.close()
+            self._release()
 
     @contextmanager
     def writing(self) -> Iterator[Any]:
@@ -111,8 +261,12 @@ class StoreBase:
             yield cursor
 
     def close(self) -> None:
-        self._connection.close()
+        """Let the file go now (it reopens on the next call); a call in flight keeps it until it ends."""
+        with self._state:
+            if self._users == 0:
+                self._close_now()
 
+    # ------------------------------------------------------------------ schema
     def schema_version(self) -> int:
         """The version the file is at (0 for a new file)."""
         with self.cursor() as cur:
@@ -122,7 +276,7 @@ class StoreBase:
 
     def migrate(self) -> None:
         """Apply the migrations the file lacks, each in one transaction; refuse a file newer than this code."""
-        with self._lock:
+        with self._lock, self.hold():
             current = self.schema_version()
             if current > SCHEMA_VERSION:
                 raise RredcotError(
@@ -145,3 +299,12 @@ class StoreBase:
         """A pandas DataFrame of a read query; private so that SQL stays in the store's named queries."""
         with self.cursor() as cur:
             return cur.execute(sql, params or []).df()
+
+
+def _holder(message: str) -> str | None:
+    """Who holds the file, from DuckDB's lock error ("process 4242 (/usr/bin/python3)"); None when the error is
+    not a lock conflict."""
+    if "lock" not in message.lower():
+        return None
+    found = re.search(r"held in (\S+) \(PID (\d+)\)", message)
+    return f"process {found.group(2)} ({found.group(1)})" if found else "another process"

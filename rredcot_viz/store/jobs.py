@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any
 
@@ -51,16 +52,24 @@ class JobStore(StoreBase):
         return self._job_rows(f"{where} ORDER BY created_at DESC LIMIT {int(limit)}", params)
 
     def interrupt_jobs(self, alive_pid: int) -> int:
-        """Mark jobs left queued or running by another (dead) process as interrupted; returns how many.
-        DuckDB admits one process per file, so a job recorded by another pid cannot still be running."""
-        with self.cursor() as cur:
+        """Mark jobs left queued or running by a process that is gone as interrupted; returns how many. Several
+        processes share the store, so a job of another process still alive (another app) is left alone."""
+        with self.writing() as cur:
+            pids = [row[0] for row in cur.execute(
+                "SELECT DISTINCT pid FROM jobs WHERE status IN ('queued', 'running') AND pid <> ?", [alive_pid]
+            ).fetchall()]  # fmt: skip
+            gone = [pid for pid in pids if not _alive(pid)]
+            if not gone:
+                return 0
+            marks = ", ".join("?" for _ in gone)
             stale = cur.execute(
-                "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running') AND pid <> ?", [alive_pid]
+                f"SELECT count(*) FROM jobs WHERE status IN ('queued', 'running') AND pid IN ({marks})", gone
             ).fetchone()[0]
             cur.execute(
                 "UPDATE jobs SET status = 'interrupted', message = 'the app stopped while this job ran', "
-                "finished_at = coalesce(finished_at, updated_at) WHERE status IN ('queued', 'running') AND pid <> ?",
-                [alive_pid],
+                "finished_at = coalesce(finished_at, updated_at) "
+                f"WHERE status IN ('queued', 'running') AND pid IN ({marks})",
+                gone,
             )
         return int(stale)
 
@@ -74,3 +83,16 @@ class JobStore(StoreBase):
             }
             for row in rows
         ]
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether a process with this id runs on this machine (a job's process that is gone never ends its job)."""
+    if pid is None or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True

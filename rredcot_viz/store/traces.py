@@ -28,8 +28,9 @@ class TraceStore(StoreBase):
             )
             for t in traces
         ]
-        with self.cursor() as cur:
-            cur.executemany("INSERT OR IGNORE INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        if rows:  # DuckDB refuses an empty executemany
+            with self.cursor() as cur:
+                cur.executemany("INSERT OR IGNORE INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         return len(rows)
 
     def trace(self, trace_hash: str) -> Trace | None:

@@ -6,14 +6,16 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from rredcot_viz.files import atomic_write
 from rredcot_viz.paths import SAMPLE_TRACES_DIR
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.trace import Trace
 
 
 def write_jsonl(traces: Iterable[Trace], path: str | Path) -> int:
+    """Write traces in our schema; an existing file is replaced only once every trace is written."""
     count = 0
-    with open(path, "w", encoding="utf-8") as sink:
+    with atomic_write(path) as sink:
         for trace in traces:
             sink.write(json.dumps(trace.to_dict(), ensure_ascii=False) + "\n")
             count += 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -20,6 +21,8 @@ from rredcot_viz.traces.answers import answers_equivalent, extract_answer
 
 SCHEMA = "rredcot.trace/1"
 _CONTENT_EXCLUDED = {"source", "trace_id", "metadata"}
+_TEXT_FIELDS = ("question", "cot", "final_answer", "reference_answer", "reference_solution", "prompt")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,15 @@ class Trace:
             raise TraceError("a trace needs a non-empty question")
         if not isinstance(self.cot, str) or not self.cot.strip():
             raise TraceError("a trace needs a non-empty chain-of-thought text (cot)")
+        for name in _TEXT_FIELDS:
+            value = getattr(self, name)
+            found = _LONE_SURROGATE.search(value) if isinstance(value, str) else None
+            if found is not None:
+                raise TraceError(
+                    f"{name} holds a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}): half "
+                    "of a UTF-16 pair, not a character, which no file or tokenizer can take; replace it with U+FFFD "
+                    "(the importers do)"
+                )
         for name in ("final_answer", "reference_answer", "reference_solution"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or value.strip().lower() == "nan"):

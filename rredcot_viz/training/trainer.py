@@ -8,7 +8,6 @@ restored from a checkpoint, a resumed run therefore continues exactly as the uni
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -19,6 +18,7 @@ import numpy as np
 import torch
 
 from rredcot_viz.errors import ConfigError
+from rredcot_viz.files import atomic_directory
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.meter import measure
 from rredcot_viz.training.config import TrainConfig
@@ -156,17 +156,13 @@ class Trainer:
     def save(self, path: Path) -> Path:
         """Write the checkpoint beside ``path`` and rename it into place, so a process killed mid-save leaves
         the previous checkpoint as the latest whole one."""
-        partial = path.with_name(path.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir(parents=True)
-        torch.save(self.learner.state(), partial / "state.pt")
-        (partial / "trainer.json").write_text(
-            json.dumps(
-                {"step": self.step, "run_id": self.run_id, "config": asdict(self.config)}, indent=1, default=list
+        with atomic_directory(path) as partial:
+            torch.save(self.learner.state(), partial / "state.pt")
+            (partial / "trainer.json").write_text(
+                json.dumps(
+                    {"step": self.step, "run_id": self.run_id, "config": asdict(self.config)}, indent=1, default=list
+                )
             )
-        )
-        shutil.rmtree(path, ignore_errors=True)
-        partial.rename(path)
         return path
 
     def load(self, path: Path) -> None:

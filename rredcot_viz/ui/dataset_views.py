@@ -46,8 +46,8 @@ def import_panel(store: Store) -> None:
         f"{name}: {min(len(report.traces), limit)} traces imported as format {report.format}; "
         f"{len(report.issues)} problem records"
     )
-    for issue in report.issues[:5]:
-        st.warning(str(issue))
+    for message in [*map(str, report.issues[:5]), *report.warnings]:
+        st.warning(message)
 
 
 def trace_selection(store: Store) -> tuple[str, list[Trace]]:

@@ -11,6 +11,7 @@ from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.verdicts import confusion_matrix, evaluation_runs, load_evaluation
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.figures import confusion_heatmap
+from rredcot_viz.files import write_bytes
 from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import data_dir, shared_data_dir
@@ -22,11 +23,10 @@ from rredcot_viz.ui.method_controls import method_picker, method_settings, summa
 from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.upload import upload_widget
 from rredcot_viz.workflows.diagnose import (
+    EvaluationRecord,
     EvaluationRequest,
     RecordSelection,
     plan_evaluation,
-    run_evaluation,
-    store_evaluation,
 )
 
 DEFAULT_DETECTORS = ["min_sigma", "value_drop", "step_verifier"]  # cheap: one analysis and one pass per trace
@@ -53,9 +53,10 @@ def _chosen_file() -> tuple[Path, str, dict] | None:
     folder = data_dir() / "uploads"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / Path(upload.name).name  # the user's name, without any folder they sent
-    path.write_bytes(upload.data)
+    write_bytes(path, upload.data)
     read = upload.options
-    return path, upload.name, {"format": read.format, "field_map": read.field_map, "encoding": read.encoding}
+    options = {"format": read.format, "field_map": read.field_map, "encoding": read.encoding}
+    return path, upload.name, {**options, "label_base": read.label_base}
 
 
 def _segmenter_picker(spec: SettingSpec, key: str) -> str:
@@ -97,8 +98,7 @@ def start_form(config: ModelConfig) -> None:
         def report(name: str, done: int, total: int) -> None:
             job.progress(names.index(name) * total + done, total * len(names), f"{name}: {done}/{total} traces")
 
-        outcome = run_evaluation(lm, request, report, plan=plan, sampler=sampler)
-        return store_evaluation(store, lm, outcome, request)
+        return EvaluationRecord(store, lm, request, plan, sampler).run(report).run_id  # each detector stored as it ends
 
     label = f"evaluate {', '.join(names)} on {shown}"
     total = len(plan.traces) * len(names)

@@ -194,8 +194,8 @@ def _upload_form() -> None:
         st.session_state["trace_hash"] = st.session_state["trace_Upload"] = report.traces[0].content_hash
         st.session_state["uploaded"] = (upload.name, len(upload.data), upload.options)
     st.sidebar.success(f"{upload.name}: {len(report.traces)} traces ({report.format}); {len(report.issues)} problems")
-    for issue in report.issues[:5]:
-        st.sidebar.warning(str(issue))
+    for message in [*map(str, report.issues[:5]), *report.warnings]:
+        st.sidebar.warning(message)
 
 
 def trace_text_input(config: ModelConfig, trace: Trace) -> SegmenterInput:

@@ -16,6 +16,7 @@ import streamlit as st
 
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.traces.importers import ImportReport, import_file, importers
+from rredcot_viz.traces.importers.base import LABEL_BASES
 from rredcot_viz.traces.importers.fields import MAPPABLE_FIELDS, parse_field_map
 
 MAX_UPLOAD_MB = float(os.environ.get("RREDCOT_MAX_UPLOAD_MB", "20"))
@@ -25,11 +26,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How to read an uploaded file (the upload's counterpart of ``--format``, ``--map``, ``--encoding``)."""
+    """How to read an uploaded file (the upload's counterpart of ``--format``, ``--map``, ``--encoding``,
+    ``--label-base``)."""
 
     format: str = "auto"
     field_map: dict[str, str] = field(default_factory=dict)
     encoding: str = "utf-8"
+    label_base: int = 0
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class Upload:
 def upload_widget(key: str, label: str = "JSON / JSONL in any supported format", container=st) -> Upload | None:
     """A file uploader with the reading options beside it; None until a file is given (or when it is too big
     or the mapping is malformed, with the reason shown)."""
-    upload = container.file_uploader(label, type=["json", "jsonl"], key=key)
+    upload = container.file_uploader(label, type=["json", "jsonl", "gz"], key=key)
     with container.expander("Format, field names, encoding"):
         fmt = st.selectbox(
             "Format",
@@ -58,6 +61,13 @@ def upload_widget(key: str, label: str = "JSON / JSONL in any supported format",
             help=f"our fields: {', '.join(MAPPABLE_FIELDS)}",
         )
         encoding = st.selectbox("Text encoding", ENCODINGS, key=f"{key}_encoding")
+        label_base = st.selectbox(
+            "First-error labels count steps from",
+            LABEL_BASES,
+            key=f"{key}_label_base",
+            help="0: the first step is step 0 (ours, ProcessBench); 1: the file numbers steps from 1 (-1 stays "
+            "'no error'). A file whose labels look 1-based gets a warning.",
+        )
     if upload is None:
         return None
     if upload.size > MAX_UPLOAD_MB * 1024 * 1024:
@@ -71,15 +81,14 @@ def upload_widget(key: str, label: str = "JSON / JSONL in any supported format",
     except RredcotError as error:
         container.error(str(error))
         return None
-    return Upload(upload.name, upload.getvalue(), ReadOptions(fmt, field_map, encoding))
+    return Upload(upload.name, upload.getvalue(), ReadOptions(fmt, field_map, encoding, label_base))
 
 
 def import_uploaded(upload: Upload, limit: int | None = None) -> ImportReport:
     """Parse (never execute) an uploaded file with the importers; raises ``RredcotError`` naming the user's
     file for anything it cannot read."""
     name = Path(upload.name).name
-    suffix = Path(name).suffix if Path(name).suffix in (".json", ".jsonl") else ".jsonl"
-    with tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as handle:
+    with tempfile.NamedTemporaryFile(suffix=".upload", delete=False) as handle:  # read by its bytes, not its name
         handle.write(upload.data)
     try:
         report = import_file(
@@ -88,6 +97,7 @@ def import_uploaded(upload: Upload, limit: int | None = None) -> ImportReport:
             limit,
             field_map=upload.options.field_map,
             encoding=upload.options.encoding,
+            label_base=upload.options.label_base,
             display_name=name,
         )
     except RredcotError:

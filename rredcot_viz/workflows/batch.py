@@ -21,6 +21,7 @@ import pandas as pd
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators.base import ValueEstimator
+from rredcot_viz.files import atomic_path, write_text
 from rredcot_viz.model.meter import measure
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
@@ -87,7 +88,8 @@ def run_shard(
             chunk = todo[start : start + flush_every]
             records = analyze_dataset(analyzer, chunk, segmenter, estimator, agreement_with)
             stamp = f"{time.time_ns():x}"
-            _frame(records, rank).to_parquet(out_dir / f"part-r{rank:03d}-{stamp}.parquet", index=False)
+            with atomic_path(out_dir / f"part-r{rank:03d}-{stamp}.parquet") as partial:
+                _frame(records, rank).to_parquet(partial, index=False)
             if progress:
                 progress(start + len(chunk), len(todo))
     seconds = time.perf_counter() - started
@@ -101,7 +103,7 @@ def run_shard(
         "traces_per_s": round(len(todo) / seconds, 4) if seconds else 0.0,
         "tokens_per_s": round(tokens / seconds, 1) if seconds else 0.0,
     }
-    (out_dir / f"throughput-r{rank:03d}.json").write_text(json.dumps(throughput))
+    write_text(out_dir / f"throughput-r{rank:03d}.json", json.dumps(throughput))
     return throughput
 
 
@@ -116,7 +118,8 @@ def merge_parts(out_dir: Path, traces: list[Trace]) -> pd.DataFrame:
     if missing:
         raise ConfigError(f"{len(missing)} of {len(order)} traces have no result yet; run the analysis again")
     merged = rows.loc[order].reset_index()
-    merged.to_parquet(out_dir / MERGED, index=False)
+    with atomic_path(out_dir / MERGED) as partial:
+        merged.to_parquet(partial, index=False)
     return merged
 
 

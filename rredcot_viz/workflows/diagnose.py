@@ -2,7 +2,8 @@
 
 ``eval-diagnosis`` and the Diagnose page's "Start an evaluation" both run ``run_evaluation``: the same
 seeded sample of records, the same automatic references, the same trivial baselines beside the detectors,
-and the same stored run, which the Diagnose page lists.
+and the same stored run, which the Diagnose page lists. ``EvaluationRecord`` records the run as it goes (each
+detector's result as soon as it finishes), so a timeout, a lock or Ctrl-C loses at most the detector running.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rredcot_viz.diagnosis.processbench import Evaluation, Scores, baselines, ev
 from rredcot_viz.diagnosis.step_verifier import calibrate_threshold
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.errors import RredcotError
+from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.backends import Sampler
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.scoring import BoundaryCache, PromptConfig
@@ -59,6 +61,7 @@ class EvaluationRequest:
     limit: int | None = None
     field_map: dict[str, str] = field(default_factory=dict)  # the file's field -> ours
     encoding: str = "utf-8"
+    label_base: int = 0  # 1: the file's first-error labels count steps from 1
     selection: RecordSelection = field(default_factory=RecordSelection)
     references: str = "auto"  # a file to join references from by question, "auto" or "none"
     variant: str = "exact_sum"
@@ -155,6 +158,7 @@ def load_request_traces(request: EvaluationRequest) -> tuple[list[Trace], list[s
         request.limit,
         field_map=request.field_map,
         encoding=request.encoding,
+        label_base=request.label_base,
         display_name=request.data.name,
     )
     chosen = request.selection
@@ -163,9 +167,34 @@ def load_request_traces(request: EvaluationRequest) -> tuple[list[Trace], list[s
         raise RredcotError(f"{request.data.name}: no traces could be read ({report.records_failed} records skipped)")
     traces, matched = auto_references(request.data, traces, request.references)
     notes = [
-        f"{len(traces)} traces from {request.data.name} ({report.format}); {report.records_failed} records skipped"
+        f"{len(traces)} traces from {request.data.name} ({report.format}); {report.records_failed} records skipped",
+        *report.warnings,
     ]
-    return traces, notes + ([matched] if matched else [])
+    short = sample_shortfall(report.traces, chosen)
+    return traces, notes + ([short] if short else []) + ([matched] if matched else [])
+
+
+def sample_shortfall(traces: list[Trace], chosen: RecordSelection) -> str | None:
+    """What a sample could not hold, in words (None when it holds what was asked): a balanced sample takes
+    n // 2 erroneous and n - n // 2 correct records, and a file may have fewer of either."""
+    if not chosen.sample:
+        return None
+    if not chosen.balanced:
+        if chosen.sample <= len(traces):
+            return None
+        return f"asked for a sample of {chosen.sample} records; the file has {len(traces)}, so all are evaluated"
+    wrong = sum(t.first_error not in (None, -1) for t in traces)
+    right = sum(t.first_error == -1 for t in traces)
+    want_wrong, want_right = chosen.sample // 2, chosen.sample - chosen.sample // 2
+    if wrong >= want_wrong and right >= want_right:
+        return None
+    lacking = [f"{have} {kind} (of {want} asked)" for kind, have, want in
+               (("erroneous", wrong, want_wrong), ("correct", right, want_right)) if have < want]  # fmt: skip
+    empty = " F1 is undefined (n/a) without both kinds." if not (wrong and right) else ""
+    return (
+        f"the balanced sample of {chosen.sample} holds {min(wrong, want_wrong) + min(right, want_right)} records: "
+        f"the file has only {' and '.join(lacking)} labelled records.{empty}"
+    )
 
 
 def evaluation_analyzer(lm: Any, request: EvaluationRequest, n_traces: int, sampler: Sampler | None = None) -> Analyzer:
@@ -208,37 +237,86 @@ def verifier_threshold(run: Evaluation, source: str) -> tuple[float, float]:
     return min(max(threshold, 1e-6), 1 - 1e-6), f1
 
 
+def evaluation_split(request: EvaluationRequest, n_traces: int) -> str:
+    """The name an evaluation's records go by: the file, and the sample when one was drawn."""
+    chosen = request.selection
+    kind = "balanced" if chosen.balanced else "random"
+    return request.data.stem + (f" ({kind} {n_traces}, seed {chosen.sample_seed})" if chosen.sample else "")
+
+
 def run_evaluation(
     lm: Any,
     request: EvaluationRequest,
     progress: Progress | None = None,
     plan: EvaluationPlan | None = None,
+    on_result: Callable[[Evaluation], None] | None = None,
     sampler: Sampler | None = None,
 ) -> EvaluationOutcome:
     """Every requested detector on the records it can run on, with the trivial baselines' rows beside them;
-    sampling detectors draw their rollouts from ``sampler`` (default: ``lm``)."""
+    ``on_result`` receives each detector's evaluation as soon as it finishes; sampling detectors draw their
+    rollouts from ``sampler`` (default: ``lm``)."""
     plan = plan or plan_evaluation(request)
     traces = plan.traces
     analyzer = evaluation_analyzer(lm, request, len(traces), sampler)
-    chosen = request.selection
-    segmenter = segmenters.get(chosen.segmenter)()
+    segmenter = segmenters.get(request.selection.segmenter)()
     evaluations = []
     for detector in plan.detectors:
         name = detector.name
         report = None if progress is None else (lambda done, total, name=name: progress(name, done, total))
         evaluations.append(evaluate(detector, analyzer, traces, segmenter, report))
-    rows = [e.scores.row() for e in evaluations] + [b.row() for b in baselines(traces)]
-    kind = "balanced" if chosen.balanced else "random"
-    split = request.data.stem + (f" ({kind} {len(traces)}, seed {chosen.sample_seed})" if chosen.sample else "")
+        if on_result is not None:
+            on_result(evaluations[-1])
     notes = [*plan.notes, *(c.line() for c in plan.capabilities)]
-    return EvaluationOutcome(split, traces, evaluations, rows, notes, capabilities=plan.capabilities)
+    split = evaluation_split(request, len(traces))
+    return EvaluationOutcome(
+        split, traces, evaluations, table(evaluations, traces), notes, capabilities=plan.capabilities
+    )
 
 
-def store_evaluation(store: Any, lm: Any, outcome: EvaluationOutcome, request: EvaluationRequest) -> str:
-    """Record the evaluation as a ``diagnosis`` run (the Diagnose page lists these); returns its run id."""
-    run_id = f"diagnosis-{uuid.uuid4().hex[:10]}"
-    store.put_run(run_id, "diagnosis", lm.info(), {"split": outcome.split, "detectors": request.detectors}, None)
-    for evaluation in outcome.evaluations:
+def table(evaluations: list[Evaluation], traces: list[Trace]) -> list[dict[str, Any]]:
+    """The detectors' rows, then the trivial baselines'."""
+    return [e.scores.row() for e in evaluations] + [b.row() for b in baselines(traces)]
+
+
+class EvaluationRecord:
+    """A ``diagnosis`` run in the store (the Diagnose page lists the finished ones), written as the evaluation
+    goes: the run row when it is created, each detector's result when it finishes, the table at the end. Its
+    ``run_id`` is known before any model work, so the user can be told where the results go."""
+
+    def __init__(
+        self, store: Any, lm: Any, request: EvaluationRequest, plan: EvaluationPlan, sampler: Sampler | None = None
+    ) -> None:
+        self.store, self.lm, self.request, self.plan, self.sampler = store, lm, request, plan, sampler
+        self.run_id = f"diagnosis-{uuid.uuid4().hex[:10]}"
+        self.split = evaluation_split(request, len(plan.traces))
+        self.evaluations: list[Evaluation] = []
+        settings = {"split": self.split, "detectors": request.detectors}
+        store.put_run(self.run_id, "diagnosis", lm.info(), settings, None)
+
+    def run(
+        self, progress: Progress | None = None, on_result: Callable[[Evaluation], None] | None = None
+    ) -> EvaluationOutcome:
+        """``run_evaluation``, each detector stored as it finishes; a run cut short is recorded as ``stopped``
+        (Ctrl-C, SIGTERM, a cancelled job) or ``failed``, with the detectors that finished."""
+
+        def finished(evaluation: Evaluation) -> None:
+            self.add(evaluation)
+            if on_result is not None:
+                on_result(evaluation)
+
+        status = "failed"
+        try:
+            outcome = run_evaluation(self.lm, self.request, progress, self.plan, finished, self.sampler)
+            status = "done"
+        except (KeyboardInterrupt, Cancelled):
+            status = "stopped"
+            raise
+        finally:
+            self.finish(status)
+        outcome.run_id = self.run_id
+        return outcome
+
+    def add(self, evaluation: Evaluation) -> None:
         payload = {
             "detector": evaluation.detector,
             "scores": evaluation.scores.row(),
@@ -248,13 +326,29 @@ def store_evaluation(store: Any, lm: Any, outcome: EvaluationOutcome, request: E
             "trace_hashes": evaluation.trace_hashes,
             "errors": evaluation.errors[:50],
         }
-        key = f"{run_id}:{evaluation.detector}"
+        settings = self.request.detectors[evaluation.method]
         cost = {"seconds": evaluation.scores.seconds}
-        store.put_result(key, "", "diagnosis", evaluation.detector, request.detectors[evaluation.method], payload, cost)
-    seconds = sum(e.scores.seconds for e in outcome.evaluations)
-    store.finish_run(run_id, "done", {"split": outcome.split, "table": outcome.rows}, {"seconds": seconds})
-    outcome.run_id = run_id
-    return run_id
+        key = f"{self.run_id}:{evaluation.detector}"
+        self.store.put_result(key, "", "diagnosis", evaluation.detector, settings, payload, cost)
+        self.evaluations.append(evaluation)
+
+    def finish(self, status: str = "done") -> None:
+        """Close the run with the table of the detectors that finished."""
+        seconds = sum(e.scores.seconds for e in self.evaluations)
+        summary = {"split": self.split, "table": table(self.evaluations, self.plan.traces)}
+        self.store.finish_run(self.run_id, status, summary, {"seconds": seconds})
+
+
+def store_evaluation(store: Any, lm: Any, outcome: EvaluationOutcome, request: EvaluationRequest) -> str:
+    """Record a finished evaluation as a ``diagnosis`` run; returns its run id (``EvaluationRecord.run`` records
+    one as it runs)."""
+    plan = EvaluationPlan(outcome.traces, outcome.notes, [], outcome.capabilities)
+    record = EvaluationRecord(store, lm, request, plan)
+    for evaluation in outcome.evaluations:
+        record.add(evaluation)
+    record.finish()
+    outcome.run_id = record.run_id
+    return record.run_id
 
 
 def f1_key(scores: Scores) -> str:

@@ -130,7 +130,7 @@ def run_training(
         trainer.save(checkpoint_root(run_id) / f"step_{trainer.step:04d}")
         status = "stopped"
         raise
-    except BaseException:
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI (which raises it): stopped, not failed
         status = "stopped"
         raise
     finally:

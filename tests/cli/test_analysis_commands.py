@@ -40,6 +40,35 @@ def test_analyze_checks_what_the_estimator_needs_before_the_model(tmp_path, caps
     assert "--strict: not every method can run on every record" in capsys.readouterr().err
 
 
+GOOD = {"question": "What is 2 + 3?", "cot": "2 + 3 = 5. The answer is 5.", "reference_answer": "5"}
+
+
+def test_an_ambiguous_trace_id_is_refused_with_the_candidates(tmp_path, capsys):
+    data = tmp_path / "ids.jsonl"
+    records = [{**GOOD, "trace_id": "dup"}, {**GOOD, "trace_id": "solo"}, {**GOOD, "cot": "5.", "trace_id": "dup"}]
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    argv = ["analyze", str(data), "--estimator", "uniform", "--model", "no-such-model"]
+    assert main([*argv, "--trace", "dup"]) == 2  # refused before the (unknown) model is looked for
+    captured = capsys.readouterr()
+    assert "warning: 1 trace ids name more than one trace: 'dup' (2 traces)" in captured.out
+    assert "trace id 'dup' names 2 different traces in" in captured.err
+    assert "index 0 (short hash " in captured.err and "index 2 (short hash " in captured.err
+    assert main([*argv, "--trace", "solo"]) == 2 and "no-such-model" in capsys.readouterr().err  # got to the model
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path, capsys):
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps(GOOD) + "\n")
+    for command in (["analyze", str(data), "--model", "no-such-model"], ["import", str(data)]):
+        assert main([*command, "--out", str(tmp_path / "missing" / "out.jsonl")]) == 2
+        err = capsys.readouterr().err
+        assert "the folder of output file" in err and "does not exist" in err and "Traceback" not in err
+        assert main([*command, "--out", str(tmp_path)]) == 2
+        assert "is a folder; give a file name inside it" in capsys.readouterr().err
+    assert main(["--store", str(tmp_path / "s.duckdb"), "export", "runs", str(tmp_path / "no" / "runs.csv")]) == 2
+    assert "the folder of export file" in capsys.readouterr().err
+
+
 @pytest.mark.integration
 def test_compare_cli_prints_table_matrix_and_costs(capsys):
     code = main(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from rredcot_viz.cli import main
 from rredcot_viz.paths import SAMPLE_TRACES_DIR
 
@@ -47,3 +49,42 @@ def test_export_from_the_store(tmp_path, capsys, monkeypatch):
     assert out.read_text().splitlines() == ["trace_id", "sample-bakery-correct", "sample-bakery-failed"]
     assert main(["--store", str(path), "export", "nope", str(out)]) == 2
     assert "neither a table" in capsys.readouterr().err
+
+
+def test_import_of_a_small_file_loads_no_ml_stack(tmp_path):
+    """Reading a file must not import torch or transformers (2 s of CPU before; README, BENCHES: cli_startup)."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "tiny.jsonl"
+    source.write_text(json.dumps({"question": "What is 1 + 1?", "cot": "1 + 1 = 2.", "reference_answer": "2"}) + "\n")
+    code = (
+        "import sys; from rredcot_viz.cli import main\n"
+        f"assert main(['import', {str(source)!r}, '--out', {str(tmp_path / 'x.jsonl')!r}]) == 0\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'pandas', 'streamlit') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_failed_import_out_keeps_the_existing_file(tmp_path, monkeypatch):
+    """`import ... --out EXISTING.jsonl` used to truncate the file to 0 bytes before a crash part-way through."""
+    from rredcot_viz.traces.trace import Trace
+
+    existing = tmp_path / "EXISTING.jsonl"
+    existing.write_bytes(b"the user's earlier export\n")
+    written = []
+    original = Trace.to_dict
+
+    def crash_on_the_third(self):
+        written.append(self)
+        if len(written) == 3:
+            raise RuntimeError("disk full")
+        return original(self)
+
+    monkeypatch.setattr(Trace, "to_dict", crash_on_the_third)
+    with pytest.raises(RuntimeError, match="disk full"):
+        main(["import", str(SAMPLE_TRACES_DIR / "arithmetic.jsonl"), "--out", str(existing)])
+    assert existing.read_bytes() == b"the user's earlier export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["EXISTING.jsonl"]

@@ -8,6 +8,7 @@ import pytest
 from planted import STEP_RECORDS
 
 from rredcot_viz.cli import main
+from rredcot_viz.store import Store
 
 
 @pytest.mark.integration
@@ -57,3 +58,30 @@ def test_eval_diagnosis_record_options_come_from_record_selection(tmp_path, caps
     assert "sample must be in [1, ...], got 0" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # a segmenter that is not registered is refused by the option's choices
         main([*argv, "--segmenter", "no-such-segmenter"])
+
+
+def test_eval_diagnosis_prints_and_stores_each_detector_as_it_finishes(tmp_path, tiny_model_dir, capsys):
+    """A timeout or a lock used to lose every finished detector: each is stored and printed when it ends; a sample
+    the file cannot balance says so."""
+    records = [
+        {"id": f"e{i}", "problem": "1+1?", "steps": ["1+1=3.", "So 3."], "final_answer_correct": False, "label": 0}
+        for i in range(4)
+    ]
+    data = tmp_path / "errors_only.json"
+    data.write_text(json.dumps(records))
+    store_path = tmp_path / "store.duckdb"
+    argv = ["--store", str(store_path), "eval-diagnosis", "--data", str(data), "--references", "none"]
+    argv += ["--detector", "min_sigma,value_drop", "--min-sigma-estimator", "uniform", "--value-drop-estimator"]
+    argv += ["uniform", "--sample", "4", "--balanced", "--model", str(tiny_model_dir)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "the balanced sample of 4 holds 2 records: the file has only 0 correct (of 2 asked)" in out
+    run_id = out.split("\nrun ", 1)[1].split(":", 1)[0]
+    started = out.index(f"run {run_id}: each detector's result is stored in {store_path} as it finishes")
+    first, second = out.index("min_sigma[uniform]: F1 n/a"), out.index("value_drop[uniform]: F1 n/a")
+    assert started < first < second < out.index("ProcessBench errors_only")
+    assert "(stored)" in out[first : out.index("\n", first)]
+    store = Store(store_path)
+    assert store.run(run_id)["status"] == "done"
+    assert sorted(store.evaluation(run_id)[1]) == ["min_sigma[uniform]", "value_drop[uniform]"]
+    store.close()

@@ -191,6 +191,17 @@ def test_upload_field_mapping_box():
     assert "odd.jsonl: 1 traces (native)" in app.sidebar.success[0].value
 
 
+def test_upload_with_a_lone_surrogate_is_imported_with_a_note():
+    """A `\\ud800` escape used to reach the store and the tokenizer and end in a traceback with server paths."""
+    record = '{"question": "What is 6 * 7?", "cot": "6 * 7 = 42 \\ud800. The answer is 42.", "reference_answer": "42"}'
+    app = upload(run_page(), "lone.jsonl", (record + "\n").encode())
+    assert not app.exception
+    shown = [element.value for element in [*app.warning, *app.error]]
+    assert any(text.startswith("lone surrogate escapes (e.g. \\ud800") and "(1 record: " in text for text in shown)
+    assert not any("Traceback" in text or "/tmp" in text for text in shown)
+    assert app.metric[0].value == "42"
+
+
 def test_k_defaults_to_the_config_and_never_exceeds_the_pieces():
     from rredcot_viz.segmenters.hybrid import HybridSegmenterConfig
 

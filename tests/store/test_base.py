@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import threading
+import time
 
 import pandas as pd
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.store import SCHEMA_VERSION, Store, StoreLockedError, default_store_path
 from rredcot_viz.store.base import MIGRATIONS
+from rredcot_viz.traces.io import sample_traces
 
 
 def test_schema_is_created_and_versioned(store, tmp_path):
@@ -51,19 +55,81 @@ def test_a_file_newer_than_the_code_is_refused(tmp_path):
         Store(path)
 
 
-def test_another_process_holding_the_file_is_named(tmp_path):
+def test_processes_take_turns_with_the_file(tmp_path):
+    """An idle process lets the file go, so another one reads and writes it while the first still runs."""
+    path = tmp_path / "shared.duckdb"
+    mine = Store(path, linger=0.05)
+    mine.put_traces(sample_traces()[:1], "mine")
+    code = (
+        "import sys; from rredcot_viz.store import Store; from rredcot_viz.traces.io import sample_traces\n"
+        f"other = Store({str(path)!r}); other.put_traces(sample_traces()[1:3], 'theirs'); print(other.collections())"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "{'mine': 1, 'theirs': 2}"
+    assert mine.collections() == {"mine": 1, "theirs": 2}  # and this process sees the other's write
+    mine.close()
+
+
+def test_a_process_holding_the_file_is_waited_for_then_named(tmp_path):
     path = tmp_path / "held.duckdb"
     holder = Store(path)
-    code = f"from rredcot_viz.store import Store; Store({str(path)!r})"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    code = f"from rredcot_viz.store import Store; Store({str(path)!r}).collections(); print('opened')"
+    env = {**os.environ, "RREDCOT_STORE_WAIT": "0.5"}
+    with holder.hold():
+        refused = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert refused.returncode != 0
+    assert "StoreLockedError" in refused.stderr and f"was held by process {os.getpid()} (" in refused.stderr
+    assert "for more than 0.5 s" in refused.stderr and "RREDCOT_STORE=" in refused.stderr
+
+    env["RREDCOT_STORE_WAIT"] = "60"  # a holder that lets go in time is waited for
+    release = threading.Event()
+
+    def hold_a_while() -> None:
+        with holder.hold():
+            release.wait(30)
+            time.sleep(1.0)
+
+    thread = threading.Thread(target=hold_a_while)
+    thread.start()
+    waiter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    release.set()
+    assert waiter.wait(timeout=120) == 0 and waiter.stdout.read().strip() == "opened"
+    thread.join()
     holder.close()
-    assert result.returncode != 0
-    assert "StoreLockedError" in result.stderr and "is open in process" in result.stderr
-    assert "RREDCOT_STORE" in result.stderr
+
+
+def test_a_process_calling_constantly_lets_a_waiting_one_in(tmp_path):
+    """Calls closer together than ``linger`` would keep the file for good; a waiting process's mark makes the busy
+    one let go at its next idle moment (without it, the waiter below timed out)."""
+    path = tmp_path / "busy.duckdb"
+    busy = Store(path)
+    stop = threading.Event()
+
+    def poll() -> None:  # a page polling a job, a job writing score chunks
+        while not stop.is_set():
+            busy.collections()
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=poll)
+    thread.start()
+    code = f"from rredcot_viz.store import Store; Store({str(path)!r}).put_traces([], 'none'); print('in')"
+    env = {**os.environ, "RREDCOT_STORE_WAIT": "20"}
+    try:
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    finally:
+        stop.set()
+        thread.join()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "in" and not list(tmp_path.glob("busy.duckdb.waiting-*"))  # its mark is gone
+    busy.close()
 
 
 def test_lock_error_type_in_process(tmp_path, monkeypatch):
     import duckdb
+
+    store = Store(tmp_path / "x.duckdb", wait=0.2)
+    store.close()
 
     def refuse(path):
         raise duckdb.IOException(
@@ -71,8 +137,34 @@ def test_lock_error_type_in_process(tmp_path, monkeypatch):
         )
 
     monkeypatch.setattr(duckdb, "connect", refuse)
-    with pytest.raises(StoreLockedError, match=r"open in process 4242 \(/usr/bin/python3\)"):
-        Store(tmp_path / "x.duckdb")
+    with pytest.raises(StoreLockedError, match=r"held by process 4242 \(/usr/bin/python3\) for more than 0.2 s"):
+        store.collections()
+
+    def broken(path):
+        raise duckdb.IOException("IO Error: Cannot open file: Permission denied")
+
+    monkeypatch.setattr(duckdb, "connect", broken)
+    with pytest.raises(RredcotError, match="cannot be opened: IO Error: Cannot open file: Permission denied"):
+        store.collections()
+
+
+def test_the_file_is_shared_by_a_burst_of_calls_and_let_go_after_it(tmp_path):
+    store = Store(tmp_path / "s.duckdb", linger=0.2)
+    store.close()  # let go of the open the migration made
+    opened = store.opened
+    for _ in range(5):  # a page rerun's queries: one open between them
+        store.collections()
+    assert store.opened == opened + 1 and store._connection is not None
+    deadline = time.time() + 10
+    while store._connection is not None and time.time() < deadline:
+        time.sleep(0.05)
+    assert store._connection is None  # let go once idle
+    with store.hold():  # a held block keeps one open across its calls
+        store.collections()
+        time.sleep(0.4)
+        store.tables()
+    assert store.opened == opened + 2
+    store.close()
 
 
 def test_the_path_comes_from_the_environment(tmp_path, monkeypatch):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 from rredcot_viz.store.jobs import JOB_COLUMNS
@@ -34,19 +36,31 @@ def test_jobs_are_listed_newest_first_by_key(store):
 
 
 def test_jobs_of_a_dead_process_are_interrupted(store):
-    store.put_job(_row("mine", status="running", pid=100))
-    store.put_job(_row("dead-running", status="running", pid=7))
-    store.put_job(_row("dead-queued", status="queued", pid=7))
-    store.put_job(_row("dead-done", status="done", pid=7, finished_at=5.0))
-    assert store.interrupt_jobs(alive_pid=100) == 2
+    """Several processes share the store: a job of a process that is gone is interrupted, one of another process
+    that still runs (a second app) is left running."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    dead = ended.pid  # that process is gone (its id is not reused this soon)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        store.put_job(_row("mine", status="running", pid=100))
+        store.put_job(_row("dead-running", status="running", pid=dead))
+        store.put_job(_row("dead-queued", status="queued", pid=dead))
+        store.put_job(_row("dead-done", status="done", pid=dead, finished_at=5.0))
+        store.put_job(_row("other-app", status="running", pid=alive.pid))
+        assert store.interrupt_jobs(alive_pid=100) == 2
+    finally:
+        alive.kill()
+        alive.wait()
     statuses = {j["job_id"]: j["status"] for j in store.jobs()}
     assert statuses == {
         "mine": "running",
         "dead-running": "interrupted",
         "dead-queued": "interrupted",
         "dead-done": "done",
+        "other-app": "running",
     }
     interrupted = store.job("dead-running")
     assert interrupted["message"] == "the app stopped while this job ran" and interrupted["finished_at"] is not None
     assert store.job("dead-done")["finished_at"] == 5.0
-    assert store.interrupt_jobs(alive_pid=100) == 0
+    assert store.interrupt_jobs(alive_pid=100) == 1  # the other app's process has ended since

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from rredcot_viz.cli import main
-from rredcot_viz.errors import ImportFormatError
+from rredcot_viz.errors import ConfigError, ImportFormatError, TraceError
 from rredcot_viz.traces.importers import base, import_file
+from rredcot_viz.traces.trace import Trace
 
 GOOD = {"question": "What is 2 + 3?", "cot": "2 + 3 = 5. The answer is 5.", "reference_answer": "5"}
 
@@ -67,7 +68,8 @@ def test_bom_and_utf16_with_its_encoding_import(tmp_path: Path) -> None:
     assert len(import_file(bom).traces) == 1
     wide = tmp_path / "wide.json"
     wide.write_bytes(json.dumps([GOOD, GOOD]).encode("utf-16"))
-    with pytest.raises(ImportFormatError, match="binary file"):
+    expected = r"wide.json is UTF-16 text \(little-endian byte-order mark\), not utf-8 text; read it with `--encoding"
+    with pytest.raises(ImportFormatError, match=expected):
         import_file(wide)
     assert len(import_file(wide, encoding="utf-16").traces) == 2
 
@@ -166,3 +168,161 @@ def test_natural_field_file_imports_without_options(tmp_path: Path, capsys) -> N
     }
     code, out, _ = run_cli(capsys, str(jsonl(tmp_path, "natural.jsonl", [record])))
     assert code == 0 and "format                   plain" in out and "with_reference_solution  1" in out
+
+
+def test_a_lone_surrogate_is_replaced_and_said_and_the_trace_writes(tmp_path: Path, capsys) -> None:
+    """`"\\ud800"` parses into a string no UTF-8 file, store or tokenizer takes; it used to import and then crash
+    `import --out` and `analyze`. It is replaced with U+FFFD, with a warning naming the line."""
+    path = tmp_path / "lone.jsonl"
+    lone = json.dumps({**GOOD, "cot": "COT"}).replace("COT", "2 + 3 = 5 \\ud800. The answer is 5.")
+    path.write_text(json.dumps(GOOD) + "\n" + lone + "\n")
+    report = import_file(path)
+    assert [t.cot for t in report.traces] == [GOOD["cot"], "2 + 3 = 5 \ufffd. The answer is 5."]
+    assert report.issues == [] and len(report.warnings) == 1
+    assert report.warnings[0].startswith("lone surrogate escapes (e.g. \\ud800, half of a UTF-16 pair")
+    assert report.warnings[0].endswith("(1 record: line 2)")
+    out = tmp_path / "out.jsonl"
+    code, text, _ = run_cli(capsys, str(path), "--out", str(out))
+    assert code == 0 and "warning: lone surrogate escapes" in text and "wrote 2 traces" in text
+    assert [t.cot for t in import_file(out).traces] == [t.cot for t in report.traces]  # valid UTF-8 JSONL
+    paired = tmp_path / "emoji.jsonl"  # a proper pair is one character, untouched
+    paired.write_text(json.dumps({**GOOD, "question": "What is 2 + 3? \U0001f600"}) + "\n")
+    assert import_file(paired).traces[0].question.endswith("\U0001f600") and not import_file(paired).warnings
+    with pytest.raises(TraceError, match=r"question holds a lone surrogate \(U\+D800 at character 1\)"):
+        Trace("Q\ud800?", "x")
+
+
+def test_repeated_keys_keep_the_last_value_and_are_said(tmp_path: Path) -> None:
+    path = tmp_path / "twice.jsonl"
+    path.write_text(
+        '{"question": "first?", "question": "What is 2 + 3?", "cot": "2 + 3 = 5.", "reference_answer": "5"}\n'
+        + json.dumps(GOOD) + "\n"
+        + '{"question": "Q?", "cot": "x", "metadata": {"k": 1, "k": 2}}\n'
+    )  # fmt: skip
+    report = import_file(path)
+    assert [t.question for t in report.traces] == ["What is 2 + 3?", GOOD["question"], "Q?"]
+    assert report.traces[2].metadata == {"k": 2}
+    assert report.warnings == [
+        "repeated JSON key `question`: the last value was kept (1 record: line 1)",
+        "repeated JSON key `metadata.k`: the last value was kept (1 record: line 3)",
+    ]
+    array = tmp_path / "twice.json"
+    array.write_text('[{"question": "a?", "cot": "x", "cot": "y"}, ' + json.dumps(GOOD) + "]")
+    assert import_file(array).warnings == ["repeated JSON key `cot`: the last value was kept (1 record: record 0)"]
+
+
+def test_trace_ids_that_name_several_traces_are_said(tmp_path: Path) -> None:
+    records = [{**GOOD, "trace_id": "dup"}, {**GOOD, "cot": "5. The answer is 5.", "trace_id": "dup"}]
+    records.append({**GOOD, "trace_id": "dup"})  # the same trace again is not ambiguous
+    report = import_file(jsonl(tmp_path, "ids.jsonl", records))
+    assert report.warnings == [
+        "1 trace ids name more than one trace: 'dup' (2 traces); pick such a trace by its index or short hash"
+    ]
+
+
+def test_gzip_is_read_as_is_and_other_containers_are_named(tmp_path: Path, capsys) -> None:
+    import gzip
+
+    lines = tmp_path / "traces.jsonl.gz"
+    lines.write_bytes(gzip.compress(((json.dumps(GOOD) + "\n") * 3).encode()))
+    assert len(import_file(lines).traces) == 3
+    array = tmp_path / "traces.json.gz"
+    array.write_bytes(gzip.compress(json.dumps([GOOD, GOOD]).encode()))
+    assert len(import_file(array).traces) == 2
+    broken = tmp_path / "cut.jsonl.gz"
+    broken.write_bytes(gzip.compress(((json.dumps(GOOD) + "\n") * 200).encode())[:-40])
+    with pytest.raises(ImportFormatError, match="cut.jsonl.gz could not be read to the end"):
+        import_file(broken)
+    for name, head, expected in [
+        (
+            "t.parquet",
+            b"PAR1\x15\x04",
+            r"t.parquet is a Parquet file, not JSON text; convert it to JSONL, e.g. `python",
+        ),
+        ("t.arrow", b"ARROW1\x00\x00", "t.arrow is an Arrow IPC \\(Feather\\) file, not JSON text"),
+        ("t.zip", b"PK\x03\x04\x14", "t.zip is a zip archive, not JSON text; unzip it"),
+        ("t.jsonl.bz2", b"BZh91AY", "t.jsonl.bz2 is bzip2-compressed, not JSON text; decompress it first"),
+    ]:
+        path = tmp_path / name
+        path.write_bytes(head + bytes(range(256)))
+        with pytest.raises(ImportFormatError, match=expected):
+            import_file(path)
+    code, _, err = run_cli(capsys, str(tmp_path / "t.parquet"))
+    assert code == 2 and "Parquet file" in err
+
+
+def test_csv_and_other_text_are_named_not_called_invalid_json(tmp_path: Path) -> None:
+    csv = tmp_path / "traces.csv"
+    csv.write_text("question,cot,reference_answer\nWhat is 2 + 3?,2 + 3 = 5.,5\n")
+    with pytest.raises(ImportFormatError, match=r"traces.csv looks like a CSV file \(its first line is `question,cot"):
+        import_file(csv)
+    tsv = tmp_path / "traces.tsv"
+    tsv.write_text("question\tcot\nQ?\tx\n")
+    with pytest.raises(ImportFormatError, match="looks like a TSV file.*sep=chr\\(9\\)"):
+        import_file(tsv)
+    prose = tmp_path / "notes.txt"
+    prose.write_text("These are my notes\n")
+    with pytest.raises(ImportFormatError, match="notes.txt is not JSON: it starts with `These are my notes`"):
+        import_file(prose)
+
+
+def step_record(label: int, steps: int = 3) -> dict:
+    return {"problem": "What is 2 + 3?", "steps": [f"Step {i}." for i in range(steps)], "label": label}
+
+
+def test_one_based_labels_are_noticed_and_read_with_label_base_1(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "one_based.json"
+    path.write_text(json.dumps([step_record(3), step_record(1), step_record(-1), step_record(2)]))
+    report = import_file(path)
+    assert len(report.traces) == 3 and "first_error 3 is out of range" in report.issues[0].message
+    (warning,) = report.warnings
+    assert warning.startswith("the `label` labels look 1-based: 1 records have a label equal to their number of steps")
+    assert "--label-base 1" in warning
+    shifted = import_file(path, label_base=1)
+    assert [t.first_error for t in shifted.traces] == [2, 0, -1, 1] and not shifted.warnings
+    code, out, _ = run_cli(capsys, str(path), "--label-base", "1")
+    assert code == 0 and "with_first_error_label   4" in out
+    zero = tmp_path / "zero.json"
+    zero.write_text(json.dumps([step_record(0), step_record(3)]))
+    assert not import_file(zero).warnings  # a label 0 is a 0-based file's: no hint
+    refused = import_file(zero, label_base=1).issues[0].message
+    assert "`label` is 0, but with label base 1 steps are numbered from 1" in refused
+
+
+def test_limit_must_be_at_least_one_everywhere(tmp_path: Path, capsys) -> None:
+    path = jsonl(tmp_path, "a.jsonl", [GOOD, GOOD])
+    for value in ("0", "-1"):
+        for command in (["import", str(path)], ["analyze", str(path)], ["eval-diagnosis", "--data", str(path)]):
+            with pytest.raises(SystemExit):
+                main([*command, "--limit", value])
+            assert f"--limit: must be at least 1, got {value}" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="limit must be at least 1 record"):
+        import_file(path, limit=0)
+    assert import_file(path, limit=1).records_read == 1
+
+
+def test_a_field_mapped_twice_is_refused(tmp_path: Path, capsys) -> None:
+    path = jsonl(tmp_path, "m.jsonl", [{"q": "Q?", "text": "x", "other": "y"}])
+    code, _, err = run_cli(capsys, str(path), "--map", "text=cot", "--map", "text=question")
+    assert code == 2 and "field mapping names 'text' twice (text=cot and text=question)" in err
+    code, _, err = run_cli(capsys, str(path), "--map", "text=cot", "--map", "other=cot")
+    assert code == 2 and "field mapping maps both 'text' and 'other' to 'cot'" in err
+    code, out, _ = run_cli(capsys, str(path), "--map", "text=cot", "--map", "text=cot", "--map", "q=question")
+    assert code == 0 and "traces                   1" in out  # the same pair twice says one thing
+
+
+def test_gold_fields_are_references_never_the_suggested_response(tmp_path: Path, capsys) -> None:
+    """A step-labelled set with a model solution beside the gold one: the gold solution was suggested as `cot`
+    (the longest unknown text), which imports gold solutions as model traces."""
+    record = {
+        "problem": "What is 2 + 3?",
+        "ground_truth_solution": "We add the two numbers carefully: 2 + 3 = 5, so the answer is 5. " * 3,
+        "ground_truth_answer": "5",
+        "generated": "2 + 3 = 6. The answer is 6.",
+    }
+    path = jsonl(tmp_path, "gold.jsonl", [record])
+    code, _, err = run_cli(capsys, str(path))
+    assert code == 2 and "--map generated=cot" in err and "ground_truth_solution=cot" not in err
+    (trace,) = import_file(path, field_map={"generated": "cot"}).traces
+    assert (trace.cot, trace.reference_answer, trace.outcome) == (record["generated"], "5", 0.0)
+    assert trace.reference_solution == record["ground_truth_solution"].strip()

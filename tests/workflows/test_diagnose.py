@@ -11,13 +11,17 @@ from toy import ToyLanguageModel
 
 from rredcot_viz.diagnosis.verdicts import evaluation_runs, load_evaluation
 from rredcot_viz.errors import RredcotError
+from rredcot_viz.jobs import Cancelled
 from rredcot_viz.store import Store
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.workflows.diagnose import (
+    EvaluationRecord,
     EvaluationRequest,
     RecordSelection,
     calibrate_verifier,
+    plan_evaluation,
     run_evaluation,
+    sample_shortfall,
     seeded_sample,
     store_evaluation,
 )
@@ -99,3 +103,52 @@ def test_balanced_sample_holds_both_classes_in_file_order():
     assert sum(i.startswith("e") for i in ids) == 3 and sum(i.startswith("c") for i in ids) == 3
     assert ids == sorted(ids, key=[t.trace_id for t in traces].index)
     assert len(seeded_sample(traces, 10, seed=1, balanced=True)) == 8  # 5 erroneous, and all 3 correct
+
+
+def test_each_detector_is_stored_as_it_finishes_and_a_stopped_run_keeps_them(tiny, tmp_path):
+    data = tmp_path / "tiny_split.json"
+    data.write_text(json.dumps(STEP_RECORDS))
+    detectors = {"min_sigma": {"estimator": "uniform"}, "value_drop": {"estimator": "uniform"}}
+    request = EvaluationRequest(data, detectors, references="none", selection=RecordSelection(sample=4))
+    store = Store(tmp_path / "store.duckdb")
+    record = EvaluationRecord(store, tiny, request, plan_evaluation(request))
+    assert store.run(record.run_id)["status"] == "running"  # recorded before any model work
+    seen: list[tuple[str, bool]] = []
+
+    def finished(evaluation) -> None:  # the result is in the store when the caller hears of it
+        seen.append((evaluation.detector, store.result(f"{record.run_id}:{evaluation.detector}") is not None))
+
+    def progress(name: str, done: int, total: int) -> None:
+        if name == "value_drop" and done:
+            raise Cancelled("stopped by the user")  # as a cancelled job or Ctrl-C would, mid-detector
+
+    with pytest.raises(Cancelled):
+        record.run(progress, finished)
+    assert seen == [("min_sigma[uniform]", True)]
+    run = store.run(record.run_id)
+    assert run["status"] == "stopped" and run["finished_at"] is not None
+    assert [row["detector"] for row in run["summary"]["table"]][:2] == ["min_sigma[uniform]", "always_no_error"]
+    assert evaluation_runs(store).empty  # the Diagnose page lists finished runs only
+
+    whole = EvaluationRecord(store, tiny, request, plan_evaluation(request)).run()
+    assert store.run(whole.run_id)["status"] == "done"
+    assert evaluation_runs(store)["run_id"].tolist() == [whole.run_id]
+    store.close()
+
+
+def test_a_sample_the_file_cannot_fill_is_named():
+    errors = [RECORD.with_changes(trace_id=f"e{i}") for i in range(5)]
+    balanced = RecordSelection(sample=6, balanced=True)
+    assert sample_shortfall(errors, balanced) == (
+        "the balanced sample of 6 holds 3 records: the file has only 0 correct (of 3 asked) labelled records. "
+        "F1 is undefined (n/a) without both kinds."
+    )
+    correct = [RECORD.with_changes(trace_id="c0", first_error=-1, correct=True)]
+    assert sample_shortfall(errors + correct, balanced).startswith(
+        "the balanced sample of 6 holds 4 records: the file has only 1 correct (of 3 asked)"
+    )
+    assert sample_shortfall(errors + correct * 3, balanced) is None
+    assert sample_shortfall(errors, RecordSelection(sample=9)) == (
+        "asked for a sample of 9 records; the file has 5, so all are evaluated"
+    )
+    assert sample_shortfall(errors, RecordSelection()) is None

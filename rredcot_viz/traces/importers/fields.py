@@ -25,6 +25,8 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
         "completion",
         "generation",
         "model_output",
+        "model_solution",
+        "model_response",
         "reasoning",
         "chain_of_thought",
     ),
@@ -33,12 +35,20 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
         "reference_answer",
         "gt_answer",
         "ground_truth",
+        "ground_truth_answer",
         "gold_answer",
         "expected_answer",
         "target",
         "answer",
     ),
-    "reference_solution": ("reference_solution", "solution", "gold_solution", "reference_rationale"),
+    "reference_solution": (
+        "reference_solution",
+        "solution",
+        "gold_solution",
+        "ground_truth_solution",
+        "gt_solution",
+        "reference_rationale",
+    ),
     "final_answer": ("final_answer", "predicted_answer", "model_answer"),
     "correct": ("correct", "is_correct", "final_answer_correct"),
     "first_error": ("first_error",),
@@ -47,6 +57,9 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 """Our field -> the names that files use for it, in order of preference."""
 
 MAPPABLE_FIELDS = tuple(FIELD_ALIASES)
+REFERENCE_MARKS = ("ground_truth", "gold", "reference", "gt_", "expected", "target", "correct_solution")
+"""Parts of a field name that say it holds the reference (the gold answer or solution), never the model's
+response: such a field is never suggested as ``cot`` or ``question``."""
 _GSM8K_FINAL_LINE = re.compile(r"\n?####\s*(?P<answer>[^\n]+?)\s*$")
 
 
@@ -64,6 +77,16 @@ def parse_field_map(pairs: list[str] | tuple[str, ...] | str | None) -> dict[str
         if ours not in MAPPABLE_FIELDS:
             raise ImportFormatError(
                 f"field mapping {pair!r} maps to {ours!r}, which is not one of our fields: {', '.join(MAPPABLE_FIELDS)}"
+            )
+        if mapping.get(theirs, ours) != ours:
+            raise ImportFormatError(
+                f"field mapping names {theirs!r} twice ({theirs}={mapping[theirs]} and {theirs}={ours}); give each "
+                "field of the file one of ours"
+            )
+        other = next((name for name, mapped in mapping.items() if mapped == ours and name != theirs), None)
+        if other is not None:
+            raise ImportFormatError(
+                f"field mapping maps both {other!r} and {theirs!r} to {ours!r}; a field of ours takes one of the file's"
             )
         mapping[theirs] = ours
     return mapping
@@ -89,7 +112,12 @@ def mapping_hint(record: dict[str, Any]) -> str:
     """One sentence for a record nothing recognises: the fields it has and a mapping that would work."""
     fields = sorted(record)
     has_question = find_field(record, "question") is not None
-    unused = [name for name in fields if not any(name in names for names in FIELD_ALIASES.values())]
+    unused = [
+        name
+        for name in fields
+        if not any(name in names for names in FIELD_ALIASES.values())
+        and not any(mark in name.lower() for mark in REFERENCE_MARKS)
+    ]
     strings = sorted((name for name in unused if isinstance(record[name], str)), key=lambda n: -len(record[n]))
     suggestion = []  # the longest unrecognised text is most likely the response, the next one the question
     if find_field(record, "cot") is None and find_field(record, "steps") is None and strings:

@@ -15,6 +15,7 @@ _TRACE_FIELDS = {f.name for f in fields(Trace)}
 class NativeImporter(Importer):
     name = "native"
     description = "RREDCoT Explorer's own trace schema (what `import --out` and the app write)"
+    label_field = "first_error"
 
     @classmethod
     def sniff(cls, record: dict[str, Any]) -> bool:

@@ -25,6 +25,7 @@ class PlainImporter(Importer):
     name = "plain"
     description = "plain records with common field names (question/problem/prompt + trace/response/output/steps)"
     fallback = True
+    label_field = "first_error"
 
     @classmethod
     def sniff(cls, record: dict[str, Any]) -> bool:

@@ -2,8 +2,10 @@
 ``{id, generator, problem, steps, final_answer_correct, label}``.
 
 Index convention: ``label`` is already ours (0-based first wrong step, -1 = all correct, METHOD.md §0.2), so
-``first_error = label`` unchanged. The response is not stored as one text, so ``cot`` is the steps joined with
-a blank line and ``steps`` are those exact pieces (segment t = step t with the ``given`` segmenter).
+``first_error = label`` unchanged (a copy that counts steps from 1 is read with ``label_base=1``, and one
+that looks 1-based gets a warning: ``base.import_file``). The response is not stored as one text, so ``cot``
+is the steps joined with a blank line and ``steps`` are those exact pieces (segment t = step t with the
+``given`` segmenter).
 A ``reference_answer`` (or ``answer``, ``gt_answer``, ``ground_truth``...) and a ``reference_solution`` /
 ``solution`` field, which extended copies carry, are read (``fields.FIELD_ALIASES``).
 ``correct`` is ``final_answer_correct``: an outcome label that may be True even when ``label >= 0`` (§8.2).
@@ -25,6 +27,7 @@ STEP_SEPARATOR = "\n\n"
 class ProcessBenchImporter(Importer):
     name = "processbench"
     description = "ProcessBench first-error benchmark (problem, pre-split steps, 0-based label, -1 = correct)"
+    label_field = "label"
 
     @classmethod
     def sniff(cls, record: dict[str, Any]) -> bool:
