@@ -224,7 +224,6 @@ def runnable_traces(traces: list, estimator, strict: bool) -> list:
 
 
 def _run_analyze(args: argparse.Namespace) -> int:
-    from rredcot_viz.engine import Analyzer
 
     if args.out:
         check_output_path(args.out)
@@ -332,7 +331,6 @@ def method_options(args: argparse.Namespace, methods: list[str]) -> dict[str, di
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from rredcot_viz.engine import Analyzer
     from rredcot_viz.workflows.compare import compare, method_kind
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
