@@ -17,18 +17,21 @@ from typing import Any, ClassVar
 from rredcot_viz.errors import ImportFormatError, RredcotError
 from rredcot_viz.registry import Registry
 from rredcot_viz.traces.importers.fields import apply_field_map, mapping_hint
+from rredcot_viz.traces.importers.readers import iter_records
 from rredcot_viz.traces.trace import Trace
 
 
 @dataclass(frozen=True)
 class ImportIssue:
     file: str
-    line: int | None  # 1-based line in the file (JSONL), or None for records of a JSON array
+    line: int | None  # 1-based line in the file (JSONL, CSV), or None for records of a JSON array or a table
     record: int  # 0-based record index
     message: str
+    row: int | None = None  # 0-based row of a parquet or Arrow table
 
     def __str__(self) -> str:
-        where = f"line {self.line}" if self.line is not None else f"record {self.record}"
+        where = f"line {self.line}" if self.line is not None else f"row {self.row}" if self.row is not None else (
+            f"record {self.record}")  # fmt: skip
         return f"{self.file}:{where}: {self.message}"
 
 
@@ -206,25 +209,32 @@ def import_file(
     field_map: dict[str, str] | None = None,
     encoding: str = "utf-8",
     display_name: str | None = None,
+    split: str | None = None,
+    config: str | None = None,
 ) -> ImportReport:
-    """Read a dataset file in any registered format (``auto`` detects it from the first record).
+    """Read a dataset file, or a folder of them, in any registered format (``auto`` detects it from the first
+    record); JSON, JSONL, parquet, Arrow and CSV/TSV files all go through the same detection (``readers``).
 
     ``field_map`` renames the file's fields to ours before detection (``fields.parse_field_map``);
-    ``display_name`` is the name messages use (an upload's own file name rather than the server's copy)."""
+    ``display_name`` is the name messages use (an upload's own file name rather than the server's copy);
+    ``split`` and ``config`` choose among a dataset folder's splits and configs."""
     path = Path(path)
     name = display_name or str(path)
-    if not path.is_file():
-        raise ImportFormatError(f"{name} does not exist or is not a file")
-    short_name = Path(display_name).name if display_name else path.name
+    if not path.exists():
+        raise ImportFormatError(f"{name} does not exist")
+    if not path.is_file() and not path.is_dir():
+        raise ImportFormatError(f"{name} is not a file or a folder")
     report = ImportReport(name, fmt)
     importer: Importer | None = None if fmt == "auto" else importers.get(fmt)()
-    for index, (line, record) in enumerate(read_records(path, encoding, name)):
+    records = iter_records(path, encoding, display_name, split=split, config=config)
+    for index, (where, record) in enumerate(records):
         if limit is not None and index >= limit:
             break
         report.records_read += 1
+        short_name, line = where.file, where.line
         if isinstance(record, str) or not isinstance(record, dict):
             message = record if isinstance(record, str) else f"expected a JSON object, got {type(record).__name__}"
-            report.issues.append(ImportIssue(short_name, line, index, message))
+            report.issues.append(ImportIssue(short_name, line, index, message, where.row))
             continue
         record = apply_field_map(record, field_map or {})
         if importer is None:
@@ -237,7 +247,8 @@ def import_file(
             report.traces.extend(converted)
         except (RredcotError, KeyError, ValueError, TypeError, IndexError) as error:
             message = f"missing field {error}" if isinstance(error, KeyError) else str(error)
-            report.issues.append(ImportIssue(short_name, line, index, f"{report.format}: {message}"))
+            report.issues.append(ImportIssue(short_name, line, index, f"{report.format}: {message}", where.row))
         except RecursionError:
-            report.issues.append(ImportIssue(short_name, line, index, "the record is nested too deeply to store"))
+            message = "the record is nested too deeply to store"
+            report.issues.append(ImportIssue(short_name, line, index, message, where.row))
     return report
