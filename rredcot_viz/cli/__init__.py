@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         data_commands,
         diagnosis_commands,
         model_commands,
+        report_commands,
         training_commands,
     )
 

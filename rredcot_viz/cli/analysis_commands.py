@@ -12,8 +12,10 @@ from typing import Any
 from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
 from rredcot_viz.cli.options import (
+    add_folder_arguments,
     add_input_arguments,
     add_settings_arguments,
+    folder_options,
     input_options,
     method_settings,
     settings_from_args,
@@ -25,8 +27,9 @@ CLI_ANALYSIS = AnalysisConfig(boundaries="segmenter")
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="traces in any supported format (see `import`)")
+    parser.add_argument("file", help="traces in any supported format, a file or a dataset folder (see `import`)")
     add_input_arguments(parser)
+    add_folder_arguments(parser)
     parser.add_argument("--trace", action="append", help="trace id or 0-based index to analyse (repeatable)")
     parser.add_argument("--limit", type=int, default=None, help="analyse at most this many traces")
 
@@ -35,7 +38,7 @@ def select_traces(args: argparse.Namespace) -> list:
     from rredcot_viz.errors import ImportFormatError
     from rredcot_viz.traces.importers import import_file
 
-    report = import_file(args.file, args.format, **input_options(args))
+    report = import_file(args.file, args.format, **input_options(args), **folder_options(args))
     for issue in report.issues[:5]:
         print(f"skipped: {issue}")
     traces = report.traces

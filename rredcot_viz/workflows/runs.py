@@ -145,16 +145,17 @@ def run_label(path: str) -> str:
 
 def store_import(
     store: Any, report: ImportReport, collection: str | None = None, label: str | None = None
-) -> StoredRun | None:
-    """Store an import's traces in ``collection`` and, when they are an RL run's completions, the run (one
-    rollout row per completion, the per-step reward and advantage figures); None when they are not a run.
-    Importing the same files again gives the same run id and replaces it."""
+) -> tuple[str, StoredRun | None]:
+    """Store an import's traces in ``collection`` (default ``run:NAME`` for a run, ``dataset:NAME`` otherwise)
+    and, when they are an RL run's completions, the run: one rollout row per completion, the per-step reward and
+    advantage figures. Returns the collection and the run (None: not a run). Importing the same files again
+    gives the same run id and replaces it."""
     label = label or run_label(report.path)
     collection = collection or (f"run:{label}" if _is_run(report.traces) else f"dataset:{label}")
     store.put_traces(report.traces, collection)
     rollouts = [t for t in report.traces if ROLLOUT_KEY in t.metadata]
     if not rollouts:
-        return None
+        return collection, None
     prompts: dict[str, int] = {}
     by_step: dict[int, list[dict[str, Any]]] = {}
     for trace in rollouts:
@@ -184,7 +185,7 @@ def store_import(
         store.put_train_metrics(run_id, step, _step_metrics(records))
     summary = {"label": label, "rollouts": len(rollouts), "steps": len(by_step), "prompts": len(prompts)}
     store.finish_run(run_id, "done", summary, {})
-    return StoredRun(run_id, label, collection, len(rollouts), len(by_step), len(prompts))
+    return collection, StoredRun(run_id, label, collection, len(rollouts), len(by_step), len(prompts))
 
 
 def _is_run(traces: list[Trace]) -> bool:
