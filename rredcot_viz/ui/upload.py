@@ -17,6 +17,7 @@ import streamlit as st
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.traces.importers import ImportReport, import_file, importers
 from rredcot_viz.traces.importers.fields import MAPPABLE_FIELDS, parse_field_map
+from rredcot_viz.traces.importers.readers import DATA_SUFFIXES
 
 MAX_UPLOAD_MB = float(os.environ.get("RREDCOT_MAX_UPLOAD_MB", "20"))
 ENCODINGS = ["utf-8", "latin-1", "cp1252", "utf-16"]
@@ -39,10 +40,12 @@ class Upload:
     options: ReadOptions
 
 
-def upload_widget(key: str, label: str = "JSON / JSONL in any supported format", container=st) -> Upload | None:
+def upload_widget(
+    key: str, label: str = "a file in any supported format (JSON, JSONL, parquet, Arrow, CSV, TSV)", container=st
+) -> Upload | None:
     """A file uploader with the reading options beside it; None until a file is given (or when it is too big
     or the mapping is malformed, with the reason shown)."""
-    upload = container.file_uploader(label, type=["json", "jsonl"], key=key)
+    upload = container.file_uploader(label, type=[suffix.lstrip(".") for suffix in DATA_SUFFIXES], key=key)
     with container.expander("Format, field names, encoding"):
         fmt = st.selectbox(
             "Format",
@@ -78,7 +81,7 @@ def import_uploaded(upload: Upload, limit: int | None = None) -> ImportReport:
     """Parse (never execute) an uploaded file with the importers; raises ``RredcotError`` naming the user's
     file for anything it cannot read."""
     name = Path(upload.name).name
-    suffix = Path(name).suffix if Path(name).suffix in (".json", ".jsonl") else ".jsonl"
+    suffix = Path(name).suffix.lower() if Path(name).suffix.lower() in DATA_SUFFIXES else ".jsonl"
     with tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as handle:
         handle.write(upload.data)
     try:

@@ -140,7 +140,7 @@ def run_label(path: str) -> str:
     location = Path(path)
     if location.name == "completions" and location.parent.name:
         location = location.parent
-    return location.stem if location.is_file() else location.name or str(path)
+    return location.name or str(path)
 
 
 def store_import(

@@ -10,12 +10,17 @@ kept in ``metadata["unused_fields"]`` by name, so nothing is dropped without a t
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rredcot_viz.errors import TraceError
 from rredcot_viz.traces.importers.base import Importer, importers
-from rredcot_viz.traces.importers.fields import FIELD_ALIASES, find_field, reference_text, split_gsm8k_answer
+from rredcot_viz.traces.importers.fields import (
+    FIELD_ALIASES,
+    find_field,
+    flag_value,
+    reference_text,
+    split_gsm8k_answer,
+)
 from rredcot_viz.traces.trace import Trace
 
 STEP_SEPARATOR = "\n\n"
@@ -49,10 +54,10 @@ class PlainImporter(Importer):
                 reference_solution = reference_solution or rationale
             reference_answer = reference_text(raw, used["reference_answer"])
         final_answer = reference_text(record.get(used["final_answer"]), used["final_answer"] or "final_answer")
-        correct = _flag(record.get(used["correct"])) if used["correct"] else None
+        correct = flag_value(record.get(used["correct"])) if used["correct"] else None
         if correct is not None and not isinstance(correct, bool):
             raise TraceError(f"`{used['correct']}` must be true or false, got {correct!r}")
-        first_error = _whole(record.get("first_error"))
+        first_error = record.get("first_error")
         if first_error is not None and (not isinstance(first_error, int) or isinstance(first_error, bool)):
             raise TraceError(f"`first_error` must be a 0-based step index or -1, got {first_error!r}")
         trace_id = record.get(used["trace_id"]) if used["trace_id"] else None
@@ -93,28 +98,9 @@ def _optional_text(record: dict[str, Any], name: str | None) -> str | None:
     return value.strip() or None
 
 
-def _flag(value: Any) -> Any:
-    """A CSV cell's ``true``/``false``/``1``/``0`` as a bool (a table's text cells carry no types)."""
-    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
-        return value.strip().lower() in ("true", "1")
-    return value
-
-
-def _whole(value: Any) -> Any:
-    """A CSV cell's whole number (``-1``, ``3``) as an int."""
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return value
-
-
 def _steps(value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
-    if isinstance(value, str) and value.lstrip().startswith("["):  # a CSV cell holding a JSON list
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            raise TraceError("`steps` is text that starts like a JSON list but does not parse as one") from None
     if not isinstance(value, list) or not value or not all(isinstance(s, str) and s.strip() for s in value):
         raise TraceError("`steps` must be a non-empty list of non-empty strings")
     return tuple(value)

@@ -4,7 +4,8 @@ Face dataset snapshot, a ``save_to_disk`` folder, a TRL ``completions/`` folder,
 Each container has a registered reader that yields ``(Location, record)`` pairs, streamed: JSONL line by line,
 parquet and Arrow in record batches of ``BATCH_ROWS`` (never the whole table at once), CSV row by row; a record
 that cannot be read yields an error text in its place. What the records *mean* is the importers' business
-(``base.detect_format``), so every container goes through the same field detection and ``--map``.
+(``base.detect_format``), so every container goes through the same field detection and ``--map``; CSV cells are
+text except those of our typed fields (``typed_cell``).
 
 A folder is resolved to its files once (``dataset_files``): TRL's ``completions_NNNNN.parquet`` and verl's
 ``<step>.jsonl`` files are taken in step order; anything else is read as a datasets layout, where a file's split
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import math
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import Any
 
 from rredcot_viz.errors import ImportFormatError
 from rredcot_viz.registry import Registry
+from rredcot_viz.traces.importers.fields import flag_value
 
 BATCH_ROWS = 2048
 """Rows per record batch of a parquet or Arrow file: the most of a table held in memory at once."""
@@ -57,6 +59,8 @@ _SUFFIX_READER = {
     ".tsv": "tsv",
     ".tab": "tsv",
 }
+DATA_SUFFIXES = tuple(_SUFFIX_READER)
+"""The file suffixes a reader takes (what a file picker offers)."""
 _METADATA_FILES = {
     "dataset_info.json",
     "dataset_infos.json",
@@ -72,6 +76,8 @@ _METADATA_FILES = {
 }
 _COMMON_SPLITS = {"train", "test", "validation", "valid", "dev", "eval", "evaluation"}
 _SHARD = re.compile(r"^(?P<split>.+?)-\d{5}-of-\d{5}$")
+JSON_COLUMNS = {"steps", "step_labels", "step_values", "step_scores", "metadata"}
+"""Our trace fields a CSV cell holds as JSON (``typed_cell``)."""
 _TRL_FILE = re.compile(r"^completions_(\d+)\.parquet$")
 _VERL_FILE = re.compile(r"^(\d+)\.jsonl$")
 
@@ -285,7 +291,7 @@ def _delimited(path: Path, encoding: str, name: str, delimiter: str) -> Iterator
                 if len(cells) != len(columns):
                     yield where, f"{len(cells)} cells for the header's {len(columns)} columns"
                     continue
-                yield where, {name: cell if cell.strip() else None for name, cell in zip(columns, cells, strict=True)}
+                yield where, {name: typed_cell(name, cell) for name, cell in zip(columns, cells, strict=True)}
     except UnicodeDecodeError as error:
         raise ImportFormatError(
             f"{name} is not valid {codec.removesuffix('-sig')} text (byte 0x{error.object[error.start]:02x}); name "
@@ -297,6 +303,19 @@ def _delimited(path: Path, encoding: str, name: str, delimiter: str) -> Iterator
         raise ImportFormatError(f"unknown text encoding {codec!r}; use e.g. utf-8, latin-1 or cp1252") from None
 
 
-def is_missing(value: Any) -> bool:
-    """None or NaN: a table's empty cell."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+def typed_cell(column: str, cell: str) -> Any:
+    """A CSV cell as a value: empty is missing; a column named like one of our typed trace fields is read as that
+    type (``correct`` true/false/1/0, ``first_error`` a whole number, ``steps`` and the other lists and objects as
+    JSON), so a CSV written from our schema reads back; every other cell stays text."""
+    if not cell.strip():
+        return None
+    if column == "correct":
+        return flag_value(cell)
+    if column == "first_error" and cell.strip().lstrip("-").isdigit():
+        return int(cell)
+    if column in JSON_COLUMNS and cell.lstrip()[:1] in ("[", "{"):
+        try:
+            return json.loads(cell)
+        except json.JSONDecodeError:
+            return cell  # the importer names the field and what it should be
+    return cell

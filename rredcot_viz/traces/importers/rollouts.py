@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from rredcot_viz.errors import TraceError
+from rredcot_viz.traces.importers.fields import flag_value
 
 ROLLOUT_KEY = "rollout"
 OUTCOME_HINTS = ("accuracy", "correct", "acc")
@@ -44,10 +45,9 @@ def step_of(value: Any) -> int:
 
 def correct_from(value: Any, name: str) -> bool | None:
     """A 0/1 (or true/false) outcome as a bool; any other value is not an outcome (None)."""
+    value = flag_value(value)
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
-        return value.strip().lower() in ("true", "1")
     reward = number(value, name) if not isinstance(value, str) else None
     return None if reward not in (0.0, 1.0) else reward == 1.0
 
