@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from rl_logs import PROBLEMS, SYSTEM, trl_run
 
 from rredcot_viz.cli import main
 from rredcot_viz.traces.importers import detect_format, import_file, importers
 from rredcot_viz.traces.importers.rollouts import prompt_key
-
-from .rl_logs import PROBLEMS, SYSTEM, trl_run
 
 
 def test_a_trl_output_dir_is_one_run_of_completions(tmp_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from rredcot_viz.traces.importers import detect_format, import_file, importers
+from rl_logs import PROBLEMS, SYSTEM, verl_run
 
-from .rl_logs import PROBLEMS, SYSTEM, verl_run
+from rredcot_viz.traces.importers import detect_format, import_file, importers
 
 
 def test_a_rollout_dir_is_one_run(tmp_path):
