@@ -149,6 +149,9 @@ def publish_view(prefix: str) -> None:
             value = None
         if value is not None and value != "":
             values[name] = str(value)
-    if dict(st.query_params) != values:
-        st.query_params.from_dict(values)
+    current = {name: st.query_params.get(name) for name in PAGE_PARAMS[prefix] if name in st.query_params}
+    if current != values:  # this page's parameters only: another's (a run view's ?run=) stay as they are
+        for name in set(current) - set(values):
+            del st.query_params[name]
+        st.query_params.update(values)
     state[APPLIED] = _signature(prefix, values)  # the URL now says what is shown

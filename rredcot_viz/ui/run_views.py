@@ -99,6 +99,8 @@ def _shown_params() -> dict[str, str]:
 def _credit_source(store: Store, run_id: str) -> str | None:
     """The analysis whose sigma is an imported run's RREDCoT credit (the newest covering one by default)."""
     covering = credit_analyses(store, run_id)
+    if "runs_scored" in st.session_state:  # a scoring job just ended: show its credit
+        st.session_state["runs_analysis"] = st.session_state.pop("runs_scored")
     if covering.empty:
         st.info("No RREDCoT credit yet: score a step's rollouts below (a background job), then compare.")
         return None
@@ -131,7 +133,7 @@ def _scoring(store: Store, config: ModelConfig, run_id: str, steps: list[int]) -
 
     def opened(job: Job) -> None:
         if job.status == "done":
-            st.session_state["runs_analysis"] = job.result
+            st.session_state["runs_scored"] = job.result
             st.rerun(scope="app")
 
     job_progress("runs_job", on_end=opened)
