@@ -145,6 +145,8 @@ def publish_view(prefix: str) -> None:
             value = value[:HASH_CHARS] if isinstance(value, str) else None
         elif name == "source" and value is not None:
             value = str(value).lower()
+        elif name == "model" and value not in CATALOGUE:
+            value = None  # a custom model path stays out of links: a URL never names a file to load
         elif name == "collection" and source != "Stored":
             value = None
         if value is not None and value != "":
