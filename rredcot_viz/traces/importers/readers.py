@@ -33,6 +33,9 @@ from rredcot_viz.traces.importers.fields import flag_value
 BATCH_ROWS = 2048
 """Rows per record batch of a parquet or Arrow file: the most of a table held in memory at once."""
 
+READ_BUFFER_BYTES = 1 << 20
+"""A parquet column chunk is read through a buffer of this size, page by page, never pre-buffered whole: a file
+written as one row group (pandas' default, what TRL writes) is then streamed too."""
 Record = dict[str, Any] | str  # a record, or the reason it could not be read
 
 
@@ -200,7 +203,7 @@ def read_parquet(path: Path, encoding: str, name: str) -> Iterator[tuple[Locatio
     import pyarrow.parquet as pq
 
     try:
-        source = pq.ParquetFile(path)
+        source = pq.ParquetFile(path, buffer_size=READ_BUFFER_BYTES, pre_buffer=False)
     except (pa.ArrowException, OSError) as error:
         raise ImportFormatError(f"{name} is not a readable parquet file ({error})") from None
     yield from _batches(source.iter_batches(batch_size=BATCH_ROWS), name)

@@ -5,6 +5,7 @@ The fixtures are written here."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pandas as pd
@@ -68,6 +69,18 @@ def test_parquet_goes_through_field_detection_in_batches(tmp_path, monkeypatch):
     assert report.format == "plain" and len(report.traces) == 15
     assert [t.outcome for t in report.traces[:3]] == [1.0, 1.0, 0.0]
     assert max(batches) <= 3 and sum(batches) == 15  # never the whole table at once
+
+
+def test_a_single_row_group_is_streamed_not_read_whole(tmp_path):
+    """pandas (and so TRL) writes one row group: the reader must not pre-buffer its column chunks whole."""
+    rng = random.Random(0)  # text that does not compress away
+    rows = [{"question": f"Q{i}?", "response": rng.randbytes(160).hex(), "answer": str(i)} for i in range(120_000)]
+    path = write_parquet(tmp_path / "one_group.parquet", rows)
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(1).total_compressed_size
+    records = iter_records(path)
+    for _ in range(3 * readers.BATCH_ROWS):
+        next(records)
+    assert chunk > 30e6 and pa.total_allocated_bytes() < chunk / 2  # pre-buffered: 1.3 x the chunk
 
 
 def test_arrow_stream_and_file_formats(tmp_path):
