@@ -69,6 +69,7 @@ def rollout_runs_panel(store: Store, config: ModelConfig) -> None:
     st.query_params.from_dict({"run": run_id, **_shown_params()})
     settings = {"credit from": analysis or ("the trainer" if not imported else "none")}
     run_download(run_id, groups, steps, settings, shown)
+    st.divider()  # the page's own dataset analysis follows
 
 
 def _restore_link(runs: pd.DataFrame) -> None:

@@ -245,9 +245,20 @@ def _slices(batch: Any) -> Iterator[Any]:
 
 
 def _batches(batches: Iterator[Any], name: str) -> Iterator[tuple[Location, Record]]:
+    """The rows of record batches; a batch that cannot be decoded (a damaged page) ends the file with its row."""
+    import pyarrow as pa
+
     short = Path(name).name
     row = 0
-    for batch in batches:
+    while True:
+        try:
+            batch = next(batches, None)
+        except (pa.ArrowException, OSError) as error:
+            raise ImportFormatError(
+                f"{name} is damaged: its data cannot be read past row {row} ({error}); export it again"
+            ) from None
+        if batch is None:
+            return
         for record in batch.to_pylist():
             yield Location(short, None, row), {key: plain_value(value) for key, value in record.items()}
             row += 1

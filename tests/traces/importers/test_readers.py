@@ -162,6 +162,16 @@ def test_bad_files_are_one_message_and_exit_code_2(tmp_path, capsys, name, conte
     assert code == 2 and err.startswith("error: ")
 
 
+def test_a_damaged_parquet_file_is_named_not_a_traceback(tmp_path, capsys):
+    path = write_parquet(tmp_path / "damaged.parquet", ROWS * 4000, row_group_size=2000, compression="none")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 2000] = b"\xff" * 2000
+    path.write_bytes(bytes(data))
+    with pytest.raises(ImportFormatError, match=r"damaged.parquet is damaged: its data cannot be read past row \d+"):
+        import_file(path)
+    assert run_cli(capsys, str(path))[0] == 2
+
+
 def test_latin1_csv_reads_with_its_encoding(tmp_path):
     path = tmp_path / "latin.csv"
     path.write_bytes("question,cot,answer\nCafé costs 3 + 4?,3 + 4 = 7. The answer is 7.,7\n".encode("latin-1"))
