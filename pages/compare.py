@@ -11,11 +11,14 @@ from rredcot_viz.figures import correlation_heatmap, method_heatmap, scatter, va
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.compare_views import DEFAULT_METRIC, cost_frame, method_choice, method_options, monte_carlo_panel
 from rredcot_viz.ui.jobs import StreamlitProgress
+from rredcot_viz.ui.links import sync_view
 from rredcot_viz.ui.method_controls import segmenter_picker, variant_control
 from rredcot_viz.ui.pickers import model_picker, model_warning, trace_picker, trace_text_input
+from rredcot_viz.ui.share import compare_download
 from rredcot_viz.ui.tables import table_with_download
 from rredcot_viz.workflows.compare import compare
 
+sync_view("compare")
 config = model_picker()
 trace = trace_picker()
 st.title("Compare")
@@ -69,3 +72,4 @@ table_with_download(
     f"{trace.short_id}-compare.csv",
     key="compare_table",
 )
+compare_download(comparison, analyzer, segmenter, options, metric)

@@ -10,6 +10,7 @@ from rredcot_viz.ui.dataset_views import import_panel, run_view, runnable, trace
 from rredcot_viz.ui.jobs import job_progress
 from rredcot_viz.ui.method_controls import LIVE_ESTIMATORS, estimator_picker, segmenter_picker
 from rredcot_viz.ui.pickers import model_picker, model_warning
+from rredcot_viz.ui.run_views import rollout_runs_panel
 from rredcot_viz.workflows.dataset import analyze_dataset, save_run
 
 config = model_picker()
@@ -19,6 +20,7 @@ store, jobs = resources.store(), resources.jobs()
 
 with st.expander("Import a dataset", expanded=not store.collections().keys() - {"samples"}):
     import_panel(store)
+rollout_runs_panel(store, config)
 collection, traces = trace_selection(store)
 if not traces:
     st.stop()

@@ -9,9 +9,12 @@ from rredcot_viz.estimators.coupling import uniform_credit
 from rredcot_viz.figures import credit_bars, value_curves
 from rredcot_viz.ui.analysis import live_analysis, recorded_analysis
 from rredcot_viz.ui.inspect_views import merge_replay, shaded_trace, state_values, what_am_i_looking_at
+from rredcot_viz.ui.links import sync_view
 from rredcot_viz.ui.pickers import model_picker, trace_picker
+from rredcot_viz.ui.share import inspect_download
 from rredcot_viz.ui.tables import table_with_download
 
+sync_view("inspect")
 config = model_picker()
 trace = trace_picker()
 st.title("Inspect")
@@ -57,4 +60,5 @@ table_with_download(
     f"{trace.short_id}-{result.segmentation.strategy}-k{result.k}.csv",
     key="inspect_table",
 )
+inspect_download(analysis)
 merge_replay(analysis)

@@ -12,9 +12,11 @@ from typing import Any
 from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, analyzer_from_args
 from rredcot_viz.cli.options import (
+    add_folder_arguments,
     add_input_arguments,
     add_settings_arguments,
     at_least_one,
+    folder_options,
     input_options,
     method_settings,
     settings_from_args,
@@ -31,8 +33,9 @@ def cli_analysis():
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="traces in any supported format (see `import`)")
+    parser.add_argument("file", help="traces in any supported format, a file or a dataset folder (see `import`)")
     add_input_arguments(parser)
+    add_folder_arguments(parser)
     parser.add_argument(
         "--trace", action="append", help="trace id, short hash or 0-based index to analyse (repeatable)"
     )
@@ -44,7 +47,9 @@ def select_traces(args: argparse.Namespace) -> list:
     ``--limit`` needs when no ``--trace`` is given)."""
     from rredcot_viz.traces.importers import import_file
 
-    report = import_file(args.file, args.format, None if args.trace else args.limit, **input_options(args))
+    report = import_file(
+        args.file, args.format, None if args.trace else args.limit, **input_options(args), **folder_options(args)
+    )
     for issue in report.issues[:5]:
         print(f"skipped: {issue}")
     for warning in report.warnings:

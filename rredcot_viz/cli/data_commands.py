@@ -6,15 +6,34 @@ import argparse
 import json
 
 from rredcot_viz.cli import Command, commands
-from rredcot_viz.cli.options import add_input_arguments, at_least_one, input_options
+from rredcot_viz.cli.options import (
+    add_folder_arguments,
+    add_input_arguments,
+    at_least_one,
+    folder_options,
+    input_options,
+)
 from rredcot_viz.files import check_output_path
 
 
 def _configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="dataset file (JSON, JSON array or JSONL; gzip-compressed is read as is)")
+    parser.add_argument(
+        "file",
+        help="a dataset file (JSON, JSONL, parquet, Arrow, CSV, TSV; gzip-compressed JSON is read as is) or a folder: "
+        "a Hugging Face dataset, a TRL output_dir (its completions/*.parquet) or a verl rollout_data_dir "
+        "(<step>.jsonl)",
+    )
     add_input_arguments(parser)
+    add_folder_arguments(parser)
     parser.add_argument("--limit", type=at_least_one, help="read at most this many records (default: all)")
     parser.add_argument("--out", help="write the imported traces as our JSONL schema to this file")
+    parser.add_argument(
+        "--collection",
+        nargs="?",
+        const="",
+        help="also store the traces in the store, in this collection (default run:NAME for an RL run, "
+        "dataset:NAME otherwise); an RL run's rollouts are stored as a run the Dataset page opens by step",
+    )
     parser.add_argument("--show-issues", type=int, default=10, help="how many problems to list (default 10)")
 
 
@@ -24,7 +43,7 @@ def _run_import(args: argparse.Namespace) -> int:
 
     if args.out:
         check_output_path(args.out)
-    report = import_file(args.file, args.format, args.limit, **input_options(args))
+    report = import_file(args.file, args.format, args.limit, **input_options(args), **folder_options(args))
     summary = report.summary()
     for key, value in summary.items():
         print(f"{key:24s} {value}")
@@ -37,6 +56,15 @@ def _run_import(args: argparse.Namespace) -> int:
     if args.out:
         written = write_jsonl(report.traces, args.out)
         print(f"wrote {written} traces to {args.out}")
+    if args.collection is not None and report.traces:
+        from rredcot_viz.store import Store
+        from rredcot_viz.workflows.runs import store_import
+
+        store = Store()
+        collection, run = store_import(store, report, args.collection or None)
+        print(f"stored {len(report.traces)} traces in collection {collection} of {store.path}")
+        if run is not None:
+            print(f"stored run {run.run_id}: {run.rollouts} rollouts, {run.steps} steps, {run.prompts} prompts")
     if report.traces:
         first = report.traces[0]
         preview = {"question": first.question[:80], "answer": first.answer, "reference": first.reference_answer}

@@ -181,3 +181,15 @@ def input_options(args: argparse.Namespace) -> dict[str, Any]:
     from rredcot_viz.traces.importers.fields import parse_field_map
 
     return {"field_map": parse_field_map(args.map), "encoding": args.encoding, "label_base": args.label_base}
+
+
+def add_folder_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--split`` and ``--config``: which part of a dataset folder to read (a folder of several splits or configs
+    is refused without them, naming the ones it has)."""
+    parser.add_argument("--split", help="the split to read from a dataset folder (train, test, ...)")
+    parser.add_argument("--config", help="the config (subset) to read from a dataset folder that holds several")
+
+
+def folder_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``import_file`` that ``add_folder_arguments`` collected."""
+    return {"split": args.split, "config": args.config}

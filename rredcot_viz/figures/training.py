@@ -97,7 +97,8 @@ def _segment_spans(record: dict[str, Any]) -> list[tuple[int, int, float | None]
     return pieces
 
 
-def _row(record: dict[str, Any], scale: float, label: str, tip_extra: str = "") -> str:
+def rollout_row(record: dict[str, Any], scale: float, label: str, tip_extra: str = "") -> str:
+    """One rollout: a badge (``label``, reward) and its text, each segment shaded by its advantage on ``scale``."""
     text = record["text"]
     prefix_end = int(record.get("suffix_char") or 0) if record.get("suffix_start") else 0
     parts = []
@@ -148,8 +149,8 @@ def advantage_rows(records: Sequence[dict[str, Any]]) -> str:
         parent = members[0].get("parent")
         if parent:
             step = members[0].get("reset_step")
-            row = _row({**parent, "segment_advantages": []}, scale, "failed parent")
+            row = rollout_row({**parent, "segment_advantages": []}, scale, "failed parent")
             parts.append(f'<div class="rc-parent" title="reset at segment {step}: not trained on">{row}</div>')
-        parts.extend(_row(record, scale, f"{name} {i}") for i, record in enumerate(members, start=1))
+        parts.extend(rollout_row(record, scale, f"{name} {i}") for i, record in enumerate(members, start=1))
     parts.append("</div>")
     return "".join(parts)

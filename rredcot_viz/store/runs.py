@@ -99,6 +99,19 @@ class RunStore(StoreBase):
             "WHERE kind = 'dataset' ORDER BY created_at DESC"
         )
 
+    def dataset_coverage(self, trace_hashes: list[str]) -> pd.DataFrame:
+        """Finished dataset runs that analysed any of ``trace_hashes``, newest first: id, label, segmenter,
+        estimator, and how many of the traces each covers."""
+        return self._query(
+            "SELECT r.run_id, json_extract_string(r.settings, '$.label') AS label, r.model_name, "
+            "json_extract_string(r.settings, '$.segmenter') AS segmenter, "
+            "json_extract_string(r.settings, '$.estimator') AS estimator, count(*) AS covered, r.created_at "
+            "FROM results s JOIN runs r ON r.run_id = split_part(s.result_key, ':', 1) "
+            "WHERE r.kind = 'dataset' AND r.status = 'done' AND s.kind = 'dataset' "
+            "AND list_contains(?, split_part(s.result_key, ':', 2)) GROUP BY ALL ORDER BY r.created_at DESC",
+            [list(trace_hashes)],
+        )
+
     def dataset_records(self, run_id: str) -> list[dict[str, Any]]:
         """A dataset run's per-trace records (payloads of ``DatasetRecord``), in trace order."""
         return [payload for _, payload in self._run_results(run_id)]

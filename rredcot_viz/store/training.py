@@ -56,6 +56,24 @@ class TrainingStore(StoreBase):
             ).fetchall()
         return [int(r[0]) for r in rows]
 
+    def run_rollouts(self, run_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """(step, payload) of every rollout a run stored, by step and order."""
+        with self.cursor() as cur:
+            rows = cur.execute(
+                "SELECT step, payload FROM train_rollouts WHERE run_id = ? ORDER BY step, idx", [run_id]
+            ).fetchall()
+        return [(int(step), json.loads(payload)) for step, payload in rows]
+
+    def rollout_runs(self) -> pd.DataFrame:
+        """Runs with stored rollouts (trained here or imported), newest first: id, kind, label (an imported
+        run's name, a trained run's method), status, steps with rollouts and rollouts."""
+        return self._query(
+            "SELECT r.run_id, r.kind, coalesce(json_extract_string(r.settings, '$.label'), "
+            "json_extract_string(r.settings, '$.method')) AS label, r.status, r.created_at, "
+            "count(DISTINCT t.step) AS steps, count(*) AS rollouts "
+            "FROM runs r JOIN train_rollouts t USING (run_id) GROUP BY ALL ORDER BY r.created_at DESC"
+        )
+
     def training_runs(self) -> pd.DataFrame:
         """Training runs, newest first: id, method, status, base-model fingerprint, steps logged and planned."""
         runs = self._query(

@@ -10,7 +10,7 @@ import streamlit as st
 from rredcot_viz.engine import AnalysisResult, Analyzer
 from rredcot_viz.engine.recorded import recorded_result
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators import ValueEstimator, estimators
 from rredcot_viz.figures import trace_heatmap
 from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
@@ -41,6 +41,7 @@ class Analysis:
     context: TraceContext | None = None
     segmenter: Segmenter | None = None
     notes: tuple[str, ...] = ()
+    estimator: ValueEstimator | None = None  # None: recorded scores
 
     @property
     def cost_caption(self) -> str:
@@ -105,7 +106,7 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
     if job is not None and job.status == "done":
         cost = CallCost(**{k: v for k, v in job.cost.items() if k in CallCost.__dataclass_fields__})
     context = work.analyzer.context(trace)
-    return Analysis(result, cost, job is not None, work.analyzer, context, segmenter, (REUSE_NOTE,))
+    return Analysis(result, cost, job is not None, work.analyzer, context, segmenter, (REUSE_NOTE,), estimator)
 
 
 def watch(job: Job, work: AnalysisWork) -> None:

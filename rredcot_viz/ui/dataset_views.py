@@ -14,36 +14,53 @@ from rredcot_viz.figures import histogram, position_profile
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.store import Store
 from rredcot_viz.traces.importers import ImportReport, import_file
+from rredcot_viz.traces.importers.readers import DATA_SUFFIXES
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
 from rredcot_viz.workflows.dataset import dataset_runs, load_run, position_points, records_frame
+from rredcot_viz.workflows.runs import run_label, store_import
 
 
 def import_panel(store: Store) -> None:
-    """Import a file from the shared data folder or an upload into a collection of its own."""
+    """Import a file from the shared data folder, a file or folder on this machine (a dataset folder, a TRL
+    output_dir, a verl rollout dump) or an upload into a collection of its own; an RL run's rollouts are
+    stored as a run (the run view below)."""
     root = shared_data_dir()
-    shared = sorted(root.rglob("*.json*")) if root.is_dir() else []
+    shared = sorted(p for p in root.rglob("*") if p.suffix.lower() in DATA_SUFFIXES) if root.is_dir() else []
     choice: Path | None = st.selectbox(
         "A file from the shared data folder",
         [None, *shared],
         key="dataset_shared",
         format_func=lambda p: "(choose)" if p is None else str(p.relative_to(root)),
     )
-    upload = upload_widget("dataset_upload", "or upload JSON / JSONL")
-    limit = int(st.number_input("Import at most this many records", 1, 100_000, 200, key="dataset_import_limit"))
-    if not st.button("Import", key="dataset_import", disabled=choice is None and upload is None):
+    typed = st.text_input(
+        "or a file or folder on this machine",
+        key="dataset_path",
+        placeholder="/path/to/trl_output_dir, a verl rollout_data_dir, a datasets folder or a file",
+    ).strip()
+    left, right = st.columns(2)
+    split = left.text_input("Split (a dataset folder with several)", key="dataset_split").strip() or None
+    config = right.text_input("Config (a dataset folder with several)", key="dataset_config").strip() or None
+    upload = upload_widget("dataset_upload", "or upload a file (JSON, JSONL, parquet, Arrow, CSV, TSV)")
+    limit = int(st.number_input("Import at most this many records", 1, 1_000_000, 200, key="dataset_import_limit"))
+    chosen = Path(typed).expanduser() if typed else choice
+    if not st.button("Import", key="dataset_import", disabled=chosen is None and upload is None):
         return
     try:
         report: ImportReport = (
-            import_uploaded(upload, limit=limit) if upload is not None else import_file(choice, limit=limit)
+            import_uploaded(upload, limit=limit)
+            if upload is not None
+            else import_file(chosen, limit=limit, split=split, config=config)  # type: ignore[arg-type]
         )
     except RredcotError as error:
         st.error(str(error))
         return
-    name = upload.name if upload is not None else choice.name  # type: ignore[union-attr]
-    store.put_traces(report.traces[:limit], f"dataset:{name}")
+    name = upload.name if upload is not None else run_label(str(chosen))
+    report.traces = report.traces[:limit]
+    collection, run = store_import(store, report, label=name)
+    stored = f"; run of {run.rollouts} rollouts over {run.steps} steps and {run.prompts} prompts" if run else ""
     st.success(
-        f"{name}: {min(len(report.traces), limit)} traces imported as format {report.format}; "
+        f"{name}: {len(report.traces)} traces imported as format {report.format} into {collection}{stored}; "
         f"{len(report.issues)} problem records"
     )
     for message in [*map(str, report.issues[:5]), *report.warnings]:

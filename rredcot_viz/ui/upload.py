@@ -18,6 +18,7 @@ from rredcot_viz.errors import RredcotError
 from rredcot_viz.traces.importers import ImportReport, import_file, importers
 from rredcot_viz.traces.importers.base import LABEL_BASES
 from rredcot_viz.traces.importers.fields import MAPPABLE_FIELDS, parse_field_map
+from rredcot_viz.traces.importers.readers import DATA_SUFFIXES
 
 MAX_UPLOAD_MB = float(os.environ.get("RREDCOT_MAX_UPLOAD_MB", "20"))
 ENCODINGS = ["utf-8", "latin-1", "cp1252", "utf-16"]
@@ -42,10 +43,12 @@ class Upload:
     options: ReadOptions
 
 
-def upload_widget(key: str, label: str = "JSON / JSONL in any supported format", container=st) -> Upload | None:
+def upload_widget(
+    key: str, label: str = "a file in any supported format (JSON, JSONL, parquet, Arrow, CSV, TSV)", container=st
+) -> Upload | None:
     """A file uploader with the reading options beside it; None until a file is given (or when it is too big
     or the mapping is malformed, with the reason shown)."""
-    upload = container.file_uploader(label, type=["json", "jsonl", "gz"], key=key)
+    upload = container.file_uploader(label, type=[*(suffix.lstrip(".") for suffix in DATA_SUFFIXES), "gz"], key=key)
     with container.expander("Format, field names, encoding"):
         fmt = st.selectbox(
             "Format",
@@ -88,7 +91,9 @@ def import_uploaded(upload: Upload, limit: int | None = None) -> ImportReport:
     """Parse (never execute) an uploaded file with the importers; raises ``RredcotError`` naming the user's
     file for anything it cannot read."""
     name = Path(upload.name).name
-    with tempfile.NamedTemporaryFile(suffix=".upload", delete=False) as handle:  # read by its bytes, not its name
+    lower = name.lower()  # parquet, Arrow and CSV are read by their suffix; JSON by its bytes (gzip included)
+    suffix = next((s for s in DATA_SUFFIXES if lower.endswith(s) and s not in (".json", ".jsonl")), ".upload")
+    with tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as handle:
         handle.write(upload.data)
     try:
         report = import_file(

@@ -33,6 +33,7 @@ class DatasetRecord:
     sigma: list[float] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
     positions: list[float] = field(default_factory=list)  # each segment's middle token, as a share of the region
+    segment_chars: list[list[int]] = field(default_factory=list)  # each segment's [start, end) in the response
     tokens: int = 0
     first_error_label: int | None = None
     agreement: dict[str, float] = field(default_factory=dict)  # spearman(sigma, other method's scores)
@@ -68,6 +69,7 @@ def analyze_dataset(
             record.sigma = result.scores.tolist()
             record.values = result.values.tolist()
             record.positions = [(s.token_span[0] + s.token_span[1]) / 2 / region for s in segments]
+            record.segment_chars = [list(s.char_span) for s in segments]
             record.tokens = region
             record.agreement = {m: spearman(result.scores, comparison.methods[m].scores) for m in agreement_with}
             record.seconds = sum(r.cost.seconds for r in comparison.methods.values())

@@ -11,6 +11,8 @@ from rredcot_viz.traces.importers import (
     processbench,  # noqa: F401  (registers the importer)
     qwen_rm,  # noqa: F401  (registers the importer)
     thought_anchors,  # noqa: F401  (registers the importer)
+    trl_completions,  # noqa: F401  (registers the importer)
+    verl_rollouts,  # noqa: F401  (registers the importer)
 )
 from rredcot_viz.traces.importers.base import (
     Importer,

@@ -21,18 +21,21 @@ from typing import IO, Any, ClassVar
 from rredcot_viz.errors import ConfigError, ImportFormatError, RredcotError
 from rredcot_viz.registry import Registry
 from rredcot_viz.traces.importers.fields import apply_field_map, mapping_hint
+from rredcot_viz.traces.importers.readers import iter_records
 from rredcot_viz.traces.trace import Trace
 
 
 @dataclass(frozen=True)
 class ImportIssue:
     file: str
-    line: int | None  # 1-based line in the file (JSONL), or None for records of a JSON array
+    line: int | None  # 1-based line in the file (JSONL, CSV), or None for records of a JSON array or a table
     record: int  # 0-based record index
     message: str
+    row: int | None = None  # 0-based row of a parquet or Arrow table
 
     def __str__(self) -> str:
-        where = f"line {self.line}" if self.line is not None else f"record {self.record}"
+        where = f"line {self.line}" if self.line is not None else f"row {self.row}" if self.row is not None else (
+            f"record {self.record}")  # fmt: skip
         return f"{self.file}:{where}: {self.message}"
 
 
@@ -97,8 +100,6 @@ _NUL_PROBE_BYTES = 4096
 _GZIP_MAGIC = b"\x1f\x8b"
 NOT_JSON: dict[str, tuple[bytes, str, str]] = {
     # kind: (leading bytes, what the file is, what to do); the first match wins, so longer marks come first
-    "parquet": (b"PAR1", "a Parquet file", "convert it to JSONL, e.g. {convert}"),
-    "arrow": (b"ARROW1", "an Arrow IPC (Feather) file", "convert it to JSONL, e.g. {convert}"),
     "zip": (b"PK\x03\x04", "a zip archive", "unzip it and import the JSON or JSONL file inside"),
     "bzip2": (b"BZh", "bzip2-compressed", "decompress it first (bunzip2), or gzip it: gzip files are read as is"),
     "xz": (b"\xfd7zXZ\x00", "xz-compressed", "decompress it first (unxz), or gzip it: gzip files are read as is"),
@@ -203,17 +204,12 @@ def _not_json(name: str, head: bytes, codec: str) -> None:
     kind, what, todo = found
     if kind.startswith(("utf-16", "utf-32")) and codec.lower().replace("_", "-").startswith(kind[:6]):
         return
-    stem = Path(name).stem
-    convert = (
-        f"`python -c \"import pandas as pd; pd.read_{'parquet' if kind == 'parquet' else 'feather'}('{name}')"
-        f".to_json('{stem}.jsonl', orient='records', lines=True)\"`"
-    )
     encoding = (
         f"read it with `--encoding {kind.removesuffix('-be')}` on the command line (the encoding box beside the "
         "upload), or save it as UTF-8"
     )
     expected = f"{codec.removesuffix('-sig')} text" if kind.startswith(("utf-16", "utf-32")) else "JSON text"
-    raise ImportFormatError(f"{name} is {what}, not {expected}; {todo.format(convert=convert, encoding=encoding)}")
+    raise ImportFormatError(f"{name} is {what}, not {expected}; {todo.format(encoding=encoding)}")
 
 
 def _opener(path: Path, name: str, codec: str) -> tuple[Callable[[], IO[bytes]], bool]:
@@ -312,10 +308,10 @@ def _not_json_text(name: str, text: str) -> str:
     delimiter = next((d for d in (",", "\t", ";") if first_line.count(d) >= 1), None)
     if delimiter is not None:
         kind = "TSV" if delimiter == "\t" else "CSV"
+        suffix = ".tsv" if kind == "TSV" else ".csv"
         return (
-            f"{name} looks like a {kind} file (its first line is `{shown}`), not JSON; convert it to JSONL, e.g. "
-            f"`python -c \"import pandas as pd; pd.read_csv('{name}'{', sep=chr(9)' if kind == 'TSV' else ''})"
-            f".to_json('{Path(name).stem}.jsonl', orient='records', lines=True)\"`"
+            f"{name} looks like a {kind} file (its first line is `{shown}`), not JSON; {kind} files with a header row "
+            f"import when their name ends in {suffix}: rename it to {Path(name).stem}{suffix}"
         )
     return (
         f"{name} is not JSON: it starts with `{shown}`; a trace file holds JSON objects, one per line (JSONL) or "
@@ -408,32 +404,39 @@ def import_file(
     encoding: str = "utf-8",
     label_base: int = 0,
     display_name: str | None = None,
+    split: str | None = None,
+    config: str | None = None,
 ) -> ImportReport:
-    """Read a dataset file in any registered format (``auto`` detects it from the first record).
+    """Read a dataset file, or a folder of them, in any registered format (``auto`` detects it from the first
+    record); JSON, JSONL, parquet, Arrow and CSV/TSV files all go through the same detection (``readers``).
 
     ``field_map`` renames the file's fields to ours before detection (``fields.parse_field_map``);
     ``label_base`` 1 reads first-error labels counted from 1 (step 1 = our 0; -1 stays "no error");
-    ``display_name`` is the name messages use (an upload's own file name rather than the server's copy)."""
+    ``display_name`` is the name messages use (an upload's own file name rather than the server's copy);
+    ``split`` and ``config`` choose among a dataset folder's splits and configs."""
     path = Path(path)
     name = display_name or str(path)
     if limit is not None and limit < 1:
         raise ConfigError(f"limit must be at least 1 record (leave it out to read every record), got {limit}")
     if label_base not in LABEL_BASES:
         raise ConfigError(f"label base must be 0 or 1 (the number of the first step in the labels), got {label_base}")
-    if not path.is_file():
-        raise ImportFormatError(f"{name} does not exist or is not a file")
-    short_name = Path(display_name).name if display_name else path.name
+    if not path.exists():
+        raise ImportFormatError(f"{name} does not exist")
+    if not path.is_file() and not path.is_dir():
+        raise ImportFormatError(f"{name} is not a file or a folder")
     report = ImportReport(name, fmt)
     warnings = ImportWarnings()
     labels = _LabelCheck(label_base)
     importer: Importer | None = None if fmt == "auto" else importers.get(fmt)()
-    for index, (line, record) in enumerate(read_records(path, encoding, name, warnings)):
+    records = iter_records(path, encoding, display_name, split=split, config=config, warnings=warnings)
+    for index, (where, record) in enumerate(records):
         if limit is not None and index >= limit:
             break
         report.records_read += 1
+        short_name, line = where.file, where.line
         if isinstance(record, str) or not isinstance(record, dict):
             message = record if isinstance(record, str) else f"expected a JSON object, got {type(record).__name__}"
-            report.issues.append(ImportIssue(short_name, line, index, message))
+            report.issues.append(ImportIssue(short_name, line, index, message, where.row))
             continue
         record = apply_field_map(record, field_map or {})
         if importer is None:
@@ -447,9 +450,10 @@ def import_file(
             report.traces.extend(converted)
         except (RredcotError, KeyError, ValueError, TypeError, IndexError) as error:
             message = f"missing field {error}" if isinstance(error, KeyError) else str(error)
-            report.issues.append(ImportIssue(short_name, line, index, f"{report.format}: {message}"))
+            report.issues.append(ImportIssue(short_name, line, index, f"{report.format}: {message}", where.row))
         except RecursionError:
-            report.issues.append(ImportIssue(short_name, line, index, "the record is nested too deeply to store"))
+            message = "the record is nested too deeply to store"
+            report.issues.append(ImportIssue(short_name, line, index, message, where.row))
     report.warnings = warnings.lines() + labels.warnings(importer) + _repeated_ids(report.traces)
     return report
 

@@ -157,6 +157,14 @@ def reference_text(value: Any, name: str) -> str | None:
     raise TraceError(f"`{name}` is {kind} ({str(value)[:60]}), not one answer; give a single answer as text")
 
 
+def flag_value(value: Any) -> Any:
+    """A table cell's ``true``/``false``/``1``/``0`` text as a bool (CSV cells carry no types); other values as
+    they are."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    return value
+
+
 def split_gsm8k_answer(text: str) -> tuple[str | None, str]:
     """(rationale, answer) of a GSM8K-style ``... #### 42`` text; (None, text) when it has no such line."""
     match = _GSM8K_FINAL_LINE.search(text)

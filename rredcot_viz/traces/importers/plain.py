@@ -14,7 +14,13 @@ from typing import Any
 
 from rredcot_viz.errors import TraceError
 from rredcot_viz.traces.importers.base import Importer, importers
-from rredcot_viz.traces.importers.fields import FIELD_ALIASES, find_field, reference_text, split_gsm8k_answer
+from rredcot_viz.traces.importers.fields import (
+    FIELD_ALIASES,
+    find_field,
+    flag_value,
+    reference_text,
+    split_gsm8k_answer,
+)
 from rredcot_viz.traces.trace import Trace
 
 STEP_SEPARATOR = "\n\n"
@@ -49,7 +55,7 @@ class PlainImporter(Importer):
                 reference_solution = reference_solution or rationale
             reference_answer = reference_text(raw, used["reference_answer"])
         final_answer = reference_text(record.get(used["final_answer"]), used["final_answer"] or "final_answer")
-        correct = record.get(used["correct"]) if used["correct"] else None
+        correct = flag_value(record.get(used["correct"])) if used["correct"] else None
         if correct is not None and not isinstance(correct, bool):
             raise TraceError(f"`{used['correct']}` must be true or false, got {correct!r}")
         first_error = record.get("first_error")

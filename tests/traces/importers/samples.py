@@ -23,6 +23,8 @@ MINE = (
     "processbench",
     "qwen_rm",
     "thought_anchors",
+    "trl_completions",
+    "verl_rollouts",
 )
 
 
@@ -156,6 +158,20 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "input": f"{QUESTION} Step 1: He has 2 + 3 = 5 apples. ки\nStep 2: The answer is: 6 ки",
         "label": f"{QUESTION} Step 1: He has 2 + 3 = 5 apples. +\nStep 2: The answer is: 6 -",
         "task": "GSM8K",
+    },
+    "trl_completions": {
+        "step": 3,
+        "prompt": [{"role": "user", "content": QUESTION}],
+        "completion": [{"role": "assistant", "content": "He has 2 + 3 = 5 apples. The answer is 5."}],
+        "accuracy_reward": 1.0,
+        "advantage": 0.5,
+    },
+    "verl_rollouts": {
+        "input": f"user\n{QUESTION}\nassistant\n",
+        "output": "He has 2 + 3 = 5 apples. The answer is 5.",
+        "gts": "5",
+        "score": 1.0,
+        "step": 3,
     },
 }
 
