@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rredcot_viz.engine.analyzer import AnalysisConfig
 from rredcot_viz.errors import RredcotError
+from rredcot_viz.files import atomic_write
 from rredcot_viz.settings import config_json
 from rredcot_viz.traces.trace import Trace
 
@@ -68,19 +68,11 @@ def report_name(kind: str, name: str) -> str:
 
 
 def write_report(html: str, out: str | Path) -> Path:
-    """Write ``html`` atomically: a temporary file in the same folder, renamed over ``out`` once complete, so a
-    crash leaves the old file or none, never half a report."""
+    """Write ``html`` atomically (a crash leaves the old file or none, never half a report), readable by the
+    colleague it is for whatever the umask."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        os.fchmod(handle, REPORT_MODE)  # mkstemp's 0600 would keep the file from the colleague it is for
-        with os.fdopen(handle, "w", encoding="utf-8") as sink:
-            sink.write(html)
-            sink.flush()
-            os.fsync(sink.fileno())
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_write(out) as sink:
+        os.fchmod(sink.fileno(), REPORT_MODE)
+        sink.write(html)
     return out
