@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from rredcot_viz.attribution import attributions
+from rredcot_viz.types import content_key
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.dataset_views import import_panel, run_view, runnable, trace_selection
-from rredcot_viz.ui.jobs import job_progress
+from rredcot_viz.ui.jobs import job_progress, start_job
 from rredcot_viz.ui.method_controls import LIVE_ESTIMATORS, estimator_picker, segmenter_picker
 from rredcot_viz.ui.pickers import model_picker, model_warning
 from rredcot_viz.workflows.dataset import analyze_dataset, save_run
@@ -37,7 +38,9 @@ def run(job):
 
 
 if st.button("Analyse in the background", key="dataset_run", disabled=not chosen):
-    st.session_state["dataset_job"] = jobs.submit(f"{len(chosen)} traces of {collection}", run, unit="traces").id
+    work = [[t.content_hash for t in chosen], repr(segmenter.config), repr(estimator.config), agree, repr(config)]
+    label = f"Analysis of {len(chosen)} traces of {collection}"
+    start_job("dataset_job", label, run, kind="dataset", key=content_key("dataset", work), unit="traces")
 
 
 def open_run(job) -> None:
@@ -46,5 +49,5 @@ def open_run(job) -> None:
         st.rerun(scope="app")
 
 
-job_progress("dataset_job", on_end=open_run)
+job_progress("dataset_job", on_end=open_run, find=lambda: jobs.active("dataset"))
 run_view(store, collection)

@@ -11,9 +11,9 @@ from rredcot_viz.ui.method_controls import segmenter_picker, variant_control
 from rredcot_viz.ui.pickers import model_picker, model_warning, trace_picker
 
 config = model_picker()
+st.title("Diagnose")
 failed_only = st.sidebar.toggle("Failed traces only", value=True, key="diagnose_failed_only")
 trace = trace_picker(only_failed=failed_only)
-st.title("Diagnose")
 model_warning(config)
 if trace is None:
     st.stop()

@@ -13,8 +13,8 @@ from rredcot_viz.ui.pickers import model_picker, trace_picker
 from rredcot_viz.ui.tables import table_with_download
 
 config = model_picker()
-trace = trace_picker()
 st.title("Inspect")
+trace = trace_picker()
 what_am_i_looking_at()
 if trace is None:
     st.stop()
@@ -56,5 +56,6 @@ table_with_download(
     "Download the segment table (CSV)",
     f"{trace.short_id}-{result.segmentation.strategy}-k{result.k}.csv",
     key="inspect_table",
+    download=pd.DataFrame([{**row, **analysis.about} for row in result.rows(preview=None)]),
 )
 merge_replay(analysis)

@@ -55,11 +55,13 @@ class JobStore(StoreBase):
         DuckDB admits one process per file, so a job recorded by another pid cannot still be running."""
         with self.cursor() as cur:
             stale = cur.execute(
-                "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running') AND pid <> ?", [alive_pid]
+                "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running', 'cancelling') AND pid <> ?",
+                [alive_pid],
             ).fetchone()[0]
             cur.execute(
                 "UPDATE jobs SET status = 'interrupted', message = 'the app stopped while this job ran', "
-                "finished_at = coalesce(finished_at, updated_at) WHERE status IN ('queued', 'running') AND pid <> ?",
+                "finished_at = coalesce(finished_at, updated_at) WHERE status IN ('queued', 'running', 'cancelling') "
+                "AND pid <> ?",
                 [alive_pid],
             )
         return int(stale)

@@ -3,6 +3,7 @@ a background job (the same workflow as ``eval-diagnosis``), follow it, and read 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import streamlit as st
@@ -17,7 +18,7 @@ from rredcot_viz.paths import data_dir, shared_data_dir
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.settings import SettingSpec
 from rredcot_viz.ui import resources
-from rredcot_viz.ui.jobs import JobTexts, job_progress
+from rredcot_viz.ui.jobs import JobTexts, job_progress, start_job
 from rredcot_viz.ui.method_controls import method_picker, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.upload import upload_widget
@@ -71,7 +72,7 @@ def start_form(config: ModelConfig) -> None:
         key="eval_detectors",
         help="\n\n".join(f"**{n}**: {summary(detectors, n)}" for n in detectors.names()),
     )
-    with st.form("eval_form"):
+    with st.form("eval_form", enter_to_submit=False):
         chosen = _chosen_file()
         selection = settings_form(
             RecordSelection, "eval", initial=APP_SELECTION, columns=3, custom={"segmenter": _segmenter_picker}
@@ -99,10 +100,10 @@ def start_form(config: ModelConfig) -> None:
 
         return store_evaluation(store, lm, run_evaluation(lm, request, report, plan=plan), request)
 
-    label = f"evaluate {', '.join(names)} on {shown}"
+    label = f"Evaluation of {', '.join(names)} on {shown}"
     total = len(plan.traces) * len(names)
-    job = resources.jobs().submit(label, run, kind="diagnosis", unit="traces", total=total)
-    st.session_state["eval_job"] = job.id
+    key = "diagnosis:" + json.dumps([str(path), shown, names, options, selection, read], sort_keys=True, default=str)
+    start_job("eval_job", label, run, kind="diagnosis", key=key, unit="traces", total=total)
 
 
 def _open_run(job: Job) -> None:
@@ -147,5 +148,8 @@ def evaluation_panel(config: ModelConfig) -> None:
         "continuations sampled from the question (self-consistency); `step_verifier` asks the model about each "
         "step and needs nothing but the steps."
     )
-    job_progress("eval_job", JobTexts(done="Evaluation stored."), on_end=_open_run)
+    jobs = resources.jobs()
+    job_progress(
+        "eval_job", JobTexts(done="Evaluation stored."), on_end=_open_run, find=lambda: jobs.active("diagnosis")
+    )
     stored_runs()
