@@ -121,7 +121,7 @@ def trace_picker(only_failed: bool = False) -> Trace | None:
     if st.session_state.get(key) not in by_hash:  # first visit, or the chosen one left the pool: start from the
         wanted = st.session_state.get("trace_hash")  # app's current trace (set here, or by "Open in Inspect")
         st.session_state[key] = wanted if wanted in by_hash else next(iter(by_hash))
-    chosen = st.sidebar.selectbox("Trace", list(by_hash), format_func=labels.get, key=key)
+    chosen = st.sidebar.selectbox("Trace", list(by_hash), format_func=lambda h: labels.get(h, str(h)), key=key)
     st.session_state["trace_hash"] = chosen
     return by_hash[chosen]
 
