@@ -12,6 +12,7 @@ from rredcot_viz.ui.jobs import job_progress, start_job
 from rredcot_viz.ui.method_controls import LIVE_ESTIMATORS, estimator_picker, segmenter_picker
 from rredcot_viz.ui.pickers import model_picker, model_warning
 from rredcot_viz.workflows.dataset import analyze_dataset, save_run
+from rredcot_viz.workflows.estimate import estimate_units, time_line
 
 config = model_picker()
 st.title("Dataset")
@@ -37,10 +38,13 @@ def run(job):
     return save_run(store, analyzer.lm.info(), segmenter, estimator, records, f"{collection} x{len(chosen)}")
 
 
+seconds, how = estimate_units(store, "dataset", len(chosen), "traces")
+st.caption(time_line(seconds, how))
 if st.button("Analyse in the background", key="dataset_run", disabled=not chosen):
     work = [[t.content_hash for t in chosen], repr(segmenter.config), repr(estimator.config), agree, repr(config)]
     label = f"Analysis of {len(chosen)} traces of {collection}"
-    start_job("dataset_job", label, run, kind="dataset", key=content_key("dataset", work), unit="traces")
+    key = content_key("dataset", work)
+    start_job("dataset_job", label, run, kind="dataset", key=key, unit="traces", total=len(chosen))
 
 
 def open_run(job) -> None:

@@ -29,6 +29,7 @@ from rredcot_viz.workflows.diagnose import (
     run_evaluation,
     store_evaluation,
 )
+from rredcot_viz.workflows.estimate import estimate_units, time_line
 
 DEFAULT_DETECTORS = ["min_sigma", "value_drop", "step_verifier"]  # cheap: one analysis and one pass per trace
 UPLOAD = "upload a file"
@@ -79,6 +80,10 @@ def start_form(config: ModelConfig) -> None:
         )
         options = method_settings({name: detectors.get(name).Config for name in names}, "eval")
         submitted = st.form_submit_button("Evaluate in the background")
+    records = selection.get("sample")
+    if records:
+        seconds, how = estimate_units(resources.store(), "diagnosis", records * len(names), "record × detector runs")
+        st.caption(time_line(seconds, how))
     if not submitted:
         return
     if chosen is None or not names:

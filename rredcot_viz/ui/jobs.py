@@ -49,21 +49,19 @@ def show_job(job: Job, key: str, texts: JobTexts | None = None, compact: bool = 
     for its results)."""
     texts = texts or JobTexts()
     if job.active:
-        cancelling = job.status == "cancelling"
         if compact:  # the sidebar is narrow: the bar, then the button under it, never a clipped column
-            st.progress(job.fraction, text=job_line(job))
-            place = st
+            bar, place = st.empty(), st
         else:
             left, place = st.columns([5, 1])
-            left.progress(job.fraction, text=job_line(job))
+            bar = left.empty()
+        cancelling = job.status == "cancelling"
         label = "Cancelling…" if cancelling else texts.cancel
         if place.button(label, key=f"{key}_cancel_{job.id}", disabled=cancelling):
             if not resources.jobs().cancel(job.id):
                 st.info("That job does not run in this app process.")
-            else:
-                if texts.cancel_note:
-                    st.info(texts.cancel_note)
-                st.rerun(scope="fragment")  # show "cancelling…" at once
+            elif texts.cancel_note:
+                st.info(texts.cancel_note)
+        bar.progress(job.fraction, text=job_line(job))  # drawn after the button: a cancel shows at once
         return False
     if compact:
         st.caption(job_line(job))

@@ -24,7 +24,7 @@ from rredcot_viz.ui.jobs import JobTexts, StreamlitProgress, job_progress, start
 from rredcot_viz.ui.method_controls import method_picker
 from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.shading import relative_switch
-from rredcot_viz.workflows.estimate import duration, estimate_training
+from rredcot_viz.workflows.estimate import estimate_training, time_line
 from rredcot_viz.workflows.train import checkpoint_root, new_run_id, run_training, stored_run, value_shift
 
 APP_EVALUATION = {"eval_problems": 16, "eval_samples": 1}  # held-out answers per evaluation where the CPU is slow
@@ -93,7 +93,7 @@ def new_run_form(model_config: ModelConfig) -> None:
             st.error(str(error))
             return
         seconds, how = estimate_training(resources.model(model_config), config, resources.store())
-        st.caption(f"Time here: {'about ' + duration(seconds) if seconds is not None else 'not known yet'} ({how}).")
+        st.caption(time_line(seconds, how))
     if submitted:
         start_run(model_config, config)
 

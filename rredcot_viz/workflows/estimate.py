@@ -129,3 +129,21 @@ def estimate_training(lm: LanguageModel, config: Any, store: Any, start: int = 0
             parts.append(f"{held_out} (at most {duration(evaluation.seconds)} at {evaluation.rate:.0f} tokens/s)")
     known = per_rollout is not None and (not evaluations or evaluation is not None)
     return (seconds if known else None), " + ".join(parts)
+
+
+def estimate_units(store: Any, kind: str, units: int, unit: str) -> tuple[float | None, str]:
+    """Seconds for ``units`` units of a job of ``kind`` (traces of a dataset analysis, record x detector pairs of
+    an evaluation) at the model seconds per unit of the finished jobs of that kind the store recorded, and
+    how that was reckoned."""
+    done = [row for row in store.jobs(limit=50) if row["kind"] == kind and row["status"] == "done" and row["total"]]
+    seconds = sum((row["cost"] or {}).get("seconds", 0.0) for row in done)
+    measured = sum(int(row["total"]) for row in done)
+    if not measured or seconds <= 0:
+        return None, f"{units} {unit}; no such job has finished on this machine yet"
+    each = seconds / measured
+    return units * each, f"{units} {unit} at {each:.1f} s each (earlier jobs here)"
+
+
+def time_line(seconds: float | None, how: str) -> str:
+    """An estimate as the pages print it beside their start buttons."""
+    return f"Time here: {'about ' + duration(seconds) if seconds is not None else 'not known yet'}; {how}."

@@ -12,8 +12,10 @@ from rredcot_viz.workflows.estimate import (
     duration,
     estimate_sampling,
     estimate_training,
+    estimate_units,
     held_out_evaluations,
     sampling_rate,
+    time_line,
 )
 
 
@@ -61,6 +63,19 @@ def test_training_estimate_from_earlier_steps_and_the_sampling_rate(tmp_path):
         "8 steps × 32 rollouts at 2.00 s per rollout (earlier runs here) + 3 held-out evaluations of 4 answers "
         "(at most 6 s at 20 tokens/s)"
     )
+    store.close()
+
+
+def test_units_of_a_job_kind_at_the_seconds_earlier_jobs_took(tmp_path):
+    store = Store(tmp_path / "store.duckdb")
+    assert estimate_units(store, "dataset", 12, "traces") == (None, "12 traces; no such job has finished on this "
+                                                                    "machine yet")  # fmt: skip
+    store.put_job({**_job("d1", {"seconds": 30.0}), "kind": "dataset", "total": 10})
+    store.put_job({**_job("d2", {"seconds": 90.0}), "kind": "dataset", "total": 20})
+    seconds, how = estimate_units(store, "dataset", 12, "traces")
+    assert seconds == pytest.approx(48.0) and how == "12 traces at 4.0 s each (earlier jobs here)"
+    assert time_line(seconds, how) == "Time here: about 48 s; 12 traces at 4.0 s each (earlier jobs here)."
+    assert time_line(None, "why") == "Time here: not known yet; why."
     store.close()
 
 
