@@ -36,11 +36,10 @@ def job_line(job: Job) -> str:
     if job.status == "cancelling":
         return f"{job.label}: cancelling… (stops at its next sampling step) · {spent}"
     count = f"{job.done}/{job.total} {job.unit}" if job.total else ""
+    if not job.active:  # what it reached, not what it was doing last
+        return " · ".join(part for part in (f"{job.label}: {job.status}", count, spent) if part)
     detail = live_message(job) or ("" if job.total else "starting")
-    what = " · ".join(part for part in (count, detail) if part)
-    if not job.active:
-        return f"{job.label}: {job.status} · {what} · {spent}" if what else f"{job.label}: {job.status} · {spent}"
-    return f"{job.label}: {what} · {spent}"
+    return f"{job.label}: {' · '.join(part for part in (count, detail) if part)} · {spent}"
 
 
 def show_job(job: Job, key: str, texts: JobTexts | None = None, compact: bool = False) -> bool:
