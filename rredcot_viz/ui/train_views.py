@@ -54,6 +54,7 @@ def start_run(model_config: ModelConfig, config: TrainConfig, run_id: str | None
     run_id = run_id or new_run_id(config)
 
     def work(job: Job) -> object:
+        job.note("preparing the trainer" if not resume else "loading the checkpoint")
         progress = lambda done, total: job.progress(done, total)  # noqa: E731
         return run_training(base, config, store, run_id=run_id, resume=resume, progress=progress, on_phase=job.note)
 
