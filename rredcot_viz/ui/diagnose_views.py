@@ -111,12 +111,13 @@ def _show_verdicts(
         )
     rows = [  # one text column: segment numbers and "none" (a mixed column is not Arrow-serialisable)
         {"detector": n, "first error (segment)": str(v.segment or "none"), "abstained": v.abstained}
-        | {"seconds": round(v.cost.seconds, 1)}
+        | {"seconds": round(v.cost.seconds, 1), "source": "cached" if v.cached else "computed now"}
         for n, v in verdicts.items()
     ]
     if trace.first_error is not None:
         labelled = str(trace.first_error + 1) if trace.first_error >= 0 else "none"
-        rows.append({"detector": "label", "first error (segment)": labelled, "abstained": False, "seconds": 0.0})
+        rows.append({"detector": "label", "first error (segment)": labelled, "abstained": False, "seconds": 0.0,
+                     "source": "the trace's label"})  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="diagnose_verdicts")
 
 
