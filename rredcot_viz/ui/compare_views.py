@@ -23,7 +23,7 @@ from rredcot_viz.ui.method_controls import build, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.state import keep, kept
 from rredcot_viz.workflows.compare import Comparison, run_monte_carlo
-from rredcot_viz.workflows.estimate import CHEAP_ENOUGH_S, estimate_sampling
+from rredcot_viz.workflows.estimate import CHEAP_ENOUGH_S, NOT_MEASURED, estimate_sampling
 
 DEFAULT_METRIC = inspect.signature(Comparison.matrix).parameters["metric"].default
 MC_START = PRESETS["cpu_quick"]  # small models on a CPU: 8 rollouts of at most 160 tokens per state
@@ -109,11 +109,8 @@ def monte_carlo_panel(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, wa
         right.caption("Add **mc** to the methods above to run it.")
     else:
         guess = estimate_sampling(analyzer.lm, _rollout_tokens(mc.config, states or 1), resources.store())
-        if guess is None:
-            right.caption("Time: not estimated yet (nothing sampled on this machine so far).")
-        else:
-            per = "" if states else " per state"
-            right.caption(f"Time for {states or 'each of the'} states{per}: {guess.line()}.")
+        per = f" for its {states} states" if states else " per state"
+        right.caption(f"Time here{per}: {guess.line()}." if guess else NOT_MEASURED)
     if clicked:
         start_job("mc_job", f"Monte Carlo on “{trace.display_name}”", run, kind="mc", key=settings_key, unit="states")
 

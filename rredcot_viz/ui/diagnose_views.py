@@ -25,7 +25,7 @@ from rredcot_viz.ui import resources
 from rredcot_viz.ui.jobs import JobTexts, StreamlitProgress, job_progress, start_job
 from rredcot_viz.ui.method_controls import build, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
-from rredcot_viz.workflows.estimate import estimate_sampling
+from rredcot_viz.workflows.estimate import NOT_MEASURED, estimate_sampling
 
 VALUE_NOTES = {
     "answer_only": "this trace has a reference answer but no reference solution, so the curve is R̂ alone (β = 0).",
@@ -160,7 +160,7 @@ def reset_panel(
     left, right = st.columns([1, 3])
     clicked = left.button("Resample from here", key="diagnose_resample")
     guess = estimate_sampling(analyzer.lm, config.suffixes * config.max_new_tokens, resources.store())
-    right.caption(f"Time: {guess.line()}." if guess else "Time: not estimated yet (nothing sampled here so far).")
+    right.caption(f"Time here: {guess.line()}." if guess else NOT_MEASURED)
     if clicked:
         label = f"Reset of “{trace.display_name}” before segment {segment}"
         start_job("reset_job", label, run, kind="reset", key=key, unit="reset")

@@ -18,6 +18,7 @@ SAMPLING_OPERATIONS = ("sample", "sample_after_prefixes")
 SAMPLING_JOBS = ("mc", "reset", "train")
 MIN_SECONDS = 2.0  # less sampling time than this says little about the rate
 CHEAP_ENOUGH_S = 120.0  # defaults are cut where the estimate is above this on the machine at hand
+NOT_MEASURED = "Time here: not known yet; nothing has been sampled on this machine so far."
 
 
 @dataclass(frozen=True)
