@@ -96,9 +96,7 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
         work = AnalysisWork(resources.analyzer(config, analysis_config), trace, segmenter, estimator)
         if work.pending:
             job = start(work, jobs)
-            if st.session_state.get(waited) != job.id:  # a job new to this page: rerun the app once, so the
-                st.session_state[waited] = job.id  # sidebar's job list (drawn before the page) shows it too
-                st.rerun()
+            st.session_state[waited] = job.id
             watch(job, work)  # stops the page; the job's end reruns it
         result = work.result()
     except Exception as error:  # the page boundary: a message, never a traceback
