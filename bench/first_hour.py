@@ -1,18 +1,25 @@
 """A newcomer's first hour, driven in a real headless Chromium: open the app, look at the default sample,
 paste a trace without a reference solution, upload a file with natural field names, then open every sample
-once with live scoring (cold cache: a fresh store).
+once with live scoring (cold cache: a fresh store); then the jobs: a Monte Carlo run asked for twice, watched
+and cancelled, and a ProcessBench evaluation whose result must appear on the page without a reload.
 
-    .venv/bin/python bench/first_hour.py          # embedded SmolLM2-135M, 2 CPU cores, about 5 minutes
+    .venv/bin/python bench/first_hour.py          # embedded SmolLM2-135M, 2 CPU cores, about 10 minutes
 
 Last line: ``tracebacks= errors_on_defaults= recorded_scores= paste_without_solution_ok= natural_fields_ok=
-worst_first_heatmap_s= worst_trace= median_first_heatmap_s= worst_full_analysis_s= samples=``. The first heatmap
-on a cold trace is the R-hat first look; the full analysis (R-hat + v-hat) replaces it.
+worst_first_heatmap_s= worst_trace= median_first_heatmap_s= worst_full_analysis_s= first_looks= samples=
+absolute_legend= duplicate_job_joined= cancel_latency_s= refresh_after_finish=``. The first heatmap on a cold
+trace is the R-hat first look; the full analysis (R-hat + v-hat) replaces it. ``absolute_legend``: the default
+heatmap's legend states the absolute scale; ``duplicate_job_joined``: a second identical Monte Carlo request
+joined the first (one job running); ``cancel_latency_s``: from the Cancel click, while the job samples, to the
+page saying it was cancelled (its redraw runs every second); ``refresh_after_finish``: the finished evaluation
+is listed on the page that started it, with no reload.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -37,11 +44,22 @@ NATURAL = {
 }
 
 
+STEP_LABELLED = [  # a two-record ProcessBench-style split: one first error at step 1, one correct
+    {"id": "r1", "problem": "What is 2 + 2?", "steps": ["2 + 2 = 5.", "So 5."], "final_answer_correct": False,
+     "label": 0},
+    {"id": "r2", "problem": "What is 3 + 3?", "steps": ["3 + 3 = 6.", "So 6."], "final_answer_correct": True,
+     "label": -1},
+]  # fmt: skip
+
+
 def start_server(store: Path) -> tuple[subprocess.Popen, str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    env = {**os.environ, "RREDCOT_STORE": str(store), "HF_HUB_OFFLINE": "1"}
+    shared = store.parent / "shared"
+    (shared / "processbench").mkdir(parents=True, exist_ok=True)
+    (shared / "processbench" / "tiny_split.json").write_text(json.dumps(STEP_LABELLED))
+    env = {**os.environ, "RREDCOT_STORE": str(store), "HF_HUB_OFFLINE": "1", "RREDCOT_SHARED_DATA": str(shared)}
     command = [sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "app.py"), "--server.port", str(port)]
     command += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
     process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -109,6 +127,76 @@ def sample_labels(page) -> tuple[list[str], str]:
     return labels, selected
 
 
+def body(page) -> str:
+    return page.locator("body").inner_text()
+
+
+def wait_text(page, pattern: str, timeout_s: float = 600) -> re.Match | None:
+    """Until the page's text matches ``pattern``; None when it never does."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        found = re.search(pattern, body(page))
+        if found:
+            return found
+        time.sleep(0.1)
+    return None
+
+
+def quiet(page, timeout_s: float = 600) -> None:
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_s * 1000
+    )
+    time.sleep(0.3)
+
+
+def monte_carlo(page, url: str) -> tuple[int, float]:
+    """Ask for Monte Carlo twice on Compare, watch its tokens, cancel it: (joined 1/0, cancel latency s)."""
+    page.goto(f"{url}/compare")
+    wait_text(page, r"Monte Carlo rollouts")
+    quiet(page)
+    methods = page.get_by_role("combobox", name="Methods")
+    methods.click()
+    methods.type("mc")
+    methods.press("Enter")
+    methods.press("Escape")
+    quiet(page)
+    for label, value in (("Rollouts", 4), ("Max new tokens", 400)):
+        box = page.get_by_label(label, exact=True).first
+        box.fill(str(value))
+        box.press("Tab")
+        quiet(page)
+    run = page.get_by_role("button", name="Run Monte Carlo")
+    run.click()
+    wait_text(page, r"Monte Carlo on “")
+    run.click()
+    joined = wait_text(page, r"The same job was already running", 60) is not None
+    joined = joined and wait_text(page, r"Jobs \(1 running\)", 60) is not None
+    wait_text(page, r"sampling rollouts \d+/\d+ · \d+ s · [1-9][\d,]* tokens")
+    page.get_by_role("button", name="Cancel").first.click()
+    asked = time.perf_counter()
+    wait_text(page, r"Cancelled; the rollouts drawn so far are kept\.", 120)
+    return int(joined), time.perf_counter() - asked
+
+
+def evaluation_appears(page, url: str) -> int:
+    """Start a ProcessBench evaluation on Diagnose; 1 if its run is listed once it is stored, with no reload."""
+    page.goto(f"{url}/diagnose")
+    wait_text(page, r"Reset and resample", 900)
+    for name in ("loo", "step_verifier"):
+        page.get_by_role("button", name=f"Remove {name}").first.click()
+        quiet(page)
+    wait_text(page, r"No evaluation stored yet")
+    page.get_by_text("Start an evaluation", exact=True).click()
+    for name in ("value_drop", "step_verifier"):
+        page.get_by_role("button", name=f"Remove {name}").last.click()
+        quiet(page)
+    page.get_by_role("button", name="Evaluate in the background").click()
+    if wait_text(page, r"Evaluation stored\.", 900) is None:
+        return 0
+    listed = wait_text(page, r"F1 is n/a when the sample", 30) is not None and "tiny_split (" in page.content()
+    return int(listed and "No evaluation stored yet" not in body(page))
+
+
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="first_hour_"))
     process, url = start_server(tmp / "store.duckdb")
@@ -122,6 +210,9 @@ def main() -> None:
             page.goto(url)
             wait_idle(page)
             found["errors_on_defaults"] = errors(page)
+            found["absolute_legend"] = int(
+                count(page, ".rc-legend[data-scale='absolute']") > 0 and "Absolute scale: σ" in body(page)
+            )
             found["recorded_scores"] = int(page.get_by_text("recorded with Qwen2.5-Coder-1.5B").count() > 0)
             found["tracebacks"] = tracebacks(page)
 
@@ -159,6 +250,11 @@ def main() -> None:
                 timings[label], full[label] = rerun(page, lambda label=label: choose(page, "Trace", label))
                 found["tracebacks"] += tracebacks(page)
                 print(f"{label[:60]:60s} first heatmap {timings[label]:6.2f} s · full {full[label]:6.2f} s", flush=True)
+            found["duplicate_job_joined"], found["cancel_latency_s"] = monte_carlo(page, url)
+            found["tracebacks"] += tracebacks(page)
+            print(f"Monte Carlo: joined={found['duplicate_job_joined']} cancel {found['cancel_latency_s']:.2f} s")
+            found["refresh_after_finish"] = evaluation_appears(page, url)
+            found["tracebacks"] += tracebacks(page)
             browser.close()
     finally:
         process.terminate()
@@ -170,7 +266,9 @@ def main() -> None:
         f"natural_fields_ok={found['natural_fields_ok']} worst_first_heatmap_s={timings[worst]:.2f} "
         f"worst_trace={worst.split(' · ')[0].replace(' ', '_')} "
         f"median_first_heatmap_s={statistics.median(timings.values()):.2f} "
-        f"worst_full_analysis_s={max(full.values()):.2f} first_looks={sum(PREVIEWS)} samples={len(timings)}"
+        f"worst_full_analysis_s={max(full.values()):.2f} first_looks={sum(PREVIEWS)} samples={len(timings)} "
+        f"absolute_legend={found['absolute_legend']} duplicate_job_joined={found['duplicate_job_joined']} "
+        f"cancel_latency_s={found['cancel_latency_s']:.2f} refresh_after_finish={found['refresh_after_finish']}"
     )
 
 

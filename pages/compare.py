@@ -9,19 +9,27 @@ from rredcot_viz.attribution.agreement import metrics
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.figures import correlation_heatmap, method_heatmap, scatter, value_curves
 from rredcot_viz.ui import resources
-from rredcot_viz.ui.compare_views import DEFAULT_METRIC, cost_frame, method_choice, method_options, monte_carlo_panel
+from rredcot_viz.ui.compare_views import (
+    DEFAULT_METRIC,
+    cost_frame,
+    cost_notes,
+    method_choice,
+    method_options,
+    monte_carlo_panel,
+)
 from rredcot_viz.ui.jobs import StreamlitProgress
 from rredcot_viz.ui.links import sync_view
 from rredcot_viz.ui.method_controls import segmenter_picker, variant_control
 from rredcot_viz.ui.pickers import model_picker, model_warning, trace_picker, trace_text_input
+from rredcot_viz.ui.shading import relative_switch
 from rredcot_viz.ui.share import compare_download
-from rredcot_viz.ui.tables import table_with_download
+from rredcot_viz.ui.tables import table_with_download, with_provenance
 from rredcot_viz.workflows.compare import compare
 
 sync_view("compare")
 config = model_picker()
-trace = trace_picker()
 st.title("Compare")
+trace = trace_picker()
 model_warning(config)
 if trace is None:
     st.stop()
@@ -46,9 +54,8 @@ except RredcotError as error:
     st.stop()
 
 scores = comparison.scores()
-st.plotly_chart(
-    method_heatmap(scores, "Methods × segments (each row scaled by its largest |value|)"), key="compare_heatmap"
-)
+relative = relative_switch("compare_relative", "each method's largest |value|")
+st.plotly_chart(method_heatmap(scores, relative=relative), key="compare_heatmap")
 names = metrics.names()
 metric = st.radio("Agreement", names, index=names.index(DEFAULT_METRIC), horizontal=True, key="compare_metric")
 left, right = st.columns(2)
@@ -62,14 +69,16 @@ if len(names) >= 2:
 curves = {name: result.values for name, result in comparison.methods.items() if result.values is not None}
 bands = {name: result.intervals["V_mc"] for name, result in comparison.methods.items() if "V_mc" in result.intervals}
 if curves:
-    st.plotly_chart(
-        value_curves(curves, bands, "Value curves (Monte Carlo with Wilson 95% intervals)"), key="compare_curves"
-    )
+    title = "Value curves (Monte Carlo with Wilson 95% intervals)" if bands else "Value curves of the estimators"
+    st.plotly_chart(value_curves(curves, bands, title), key="compare_curves")
 st.dataframe(cost_frame(comparison), hide_index=True, key="compare_cost")
+for note in cost_notes(comparison):
+    st.caption(note)
 table_with_download(
     pd.DataFrame(comparison.rows(80)),
     "Download per-segment scores (CSV)",
     f"{trace.short_id}-compare.csv",
     key="compare_table",
+    download=with_provenance(comparison.rows(None), analyzer, segmenter, {"methods": options, "mc": mc_options}),
 )
 compare_download(comparison, analyzer, segmenter, options, metric)

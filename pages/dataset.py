@@ -5,13 +5,15 @@ from __future__ import annotations
 import streamlit as st
 
 from rredcot_viz.attribution import attributions
+from rredcot_viz.types import content_key
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.dataset_views import import_panel, run_view, runnable, trace_selection
-from rredcot_viz.ui.jobs import job_progress
+from rredcot_viz.ui.jobs import job_progress, start_job
 from rredcot_viz.ui.method_controls import LIVE_ESTIMATORS, estimator_picker, segmenter_picker
 from rredcot_viz.ui.pickers import model_picker, model_warning
 from rredcot_viz.ui.run_views import rollout_runs_panel
 from rredcot_viz.workflows.dataset import analyze_dataset, save_run
+from rredcot_viz.workflows.estimate import estimate_units, time_line
 
 config = model_picker()
 st.title("Dataset")
@@ -38,8 +40,13 @@ def run(job):
     return save_run(store, analyzer.lm.info(), segmenter, estimator, records, f"{collection} x{len(chosen)}")
 
 
+seconds, how = estimate_units(store, "dataset", len(chosen), "traces")
+st.caption(time_line(seconds, how))
 if st.button("Analyse in the background", key="dataset_run", disabled=not chosen):
-    st.session_state["dataset_job"] = jobs.submit(f"{len(chosen)} traces of {collection}", run, unit="traces").id
+    work = [[t.content_hash for t in chosen], repr(segmenter.config), repr(estimator.config), agree, repr(config)]
+    label = f"Analysis of {len(chosen)} traces of {collection}"
+    key = content_key("dataset", work)
+    start_job("dataset_job", label, run, kind="dataset", key=key, unit="traces", total=len(chosen))
 
 
 def open_run(job) -> None:
@@ -48,5 +55,5 @@ def open_run(job) -> None:
         st.rerun(scope="app")
 
 
-job_progress("dataset_job", on_end=open_run)
+job_progress("dataset_job", on_end=open_run, find=lambda: jobs.active("dataset"))
 run_view(store, collection)

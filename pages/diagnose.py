@@ -14,9 +14,9 @@ from rredcot_viz.ui.share import diagnose_download
 
 sync_view("diagnose")
 config = model_picker()
+st.title("Diagnose")
 failed_only = st.sidebar.toggle("Failed traces only", value=True, key="diagnose_failed_only")
 trace = trace_picker(only_failed=failed_only)
-st.title("Diagnose")
 model_warning(config)
 if trace is None:
     st.stop()

@@ -16,8 +16,8 @@ from rredcot_viz.ui.tables import table_with_download
 
 sync_view("inspect")
 config = model_picker()
-trace = trace_picker()
 st.title("Inspect")
+trace = trace_picker()
 what_am_i_looking_at()
 if trace is None:
     st.stop()
@@ -59,6 +59,7 @@ table_with_download(
     "Download the segment table (CSV)",
     f"{trace.short_id}-{result.segmentation.strategy}-k{result.k}.csv",
     key="inspect_table",
+    download=pd.DataFrame([{**row, **analysis.about} for row in result.rows(preview=None)]),
 )
 inspect_download(analysis)
 merge_replay(analysis)

@@ -17,6 +17,7 @@ from rredcot_viz.workflows.learn import (
     grpo_credit,
     monte_carlo_spread,
     optimal_redistribution,
+    reading_notes,
     rredcot_values,
     true_values,
 )
@@ -31,7 +32,8 @@ V(s) of every partial chain, giving step t the reward σₜ = V(sₜ₊₁) − 
 (*return-equivalent*) and makes the expected future reward after every step zero, the optimal redistribution.
 Monte Carlo estimates V by sampling continuations (unbiased, expensive, noisy); **RREDCoT** estimates it
 without sampling from the policy's own probabilities: R̂ (answer now) plus v̂ (the likelihood of the reference
-path from here, which ignores other routes to the answer and so never overestimates).
+path from here). v̂ alone ignores other routes to the answer and so never overestimates V; the sum Q̂ can, since
+R̂ and v̂ count overlapping chances. The notes under the table say what the settings you chose show.
 
 The toy below is a chain of steps: each is sound with the probability you set, a flawed chain can still
 recover, and you choose where (if anywhere) this trajectory went wrong.
@@ -44,7 +46,7 @@ col_r, col_err, col_n, col_a = st.columns(4)
 recover = col_r.slider("Recovery after a flaw", 0.0, 0.5, 0.05, 0.05, key="learn_recover")
 error = col_err.selectbox("First flawed step", ["none", *range(1, k + 1)], key="learn_error")
 n = col_n.select_slider("MC rollouts per state", [1, 2, 4, 8, 16, 32, 64, 128], 8, key="learn_n")
-skill = col_a.slider("R̂ answer-now skill", 0.0, 1.0, 0.3, 0.05, key="learn_skill")
+skill = col_a.slider("R̂ answer-now skill", 0.0, 1.0, 0.1, 0.05, key="learn_skill")
 
 mdp = ChainMDP(p, recover)
 first_error = None if error == "none" else int(error) - 1
@@ -77,8 +79,10 @@ right.plotly_chart(
 )
 mc_name = f"Monte Carlo, n={n}"
 credits = {"GRPO (uniform)": grpo, mc_name: mc_mean, "RREDCoT-style": rredcot_sigma}
-errors = pd.DataFrame(credit_errors(exact, credits, mc_name, mc_std, n))
-st.dataframe(errors, hide_index=True, key="learn_errors")
+table = credit_errors(exact, credits, mc_name, mc_std, n)
+st.dataframe(pd.DataFrame(table), hide_index=True, key="learn_errors")
+for note in reading_notes(true_values(mdp, trajectory), estimates, table, "RREDCoT-style", "GRPO (uniform)"):
+    st.caption(note)
 st.caption(
     "GRPO's credit is unbiased only for the total; MC is unbiased per step but noisy (shrinking as 1/√n) "
     "and costs n·K samples; the RREDCoT-style estimate costs no sampling and is biased low where recovery "

@@ -17,9 +17,9 @@ model_config = model_picker()
 st.title("Train")
 model_warning(model_config)
 st.caption(
-    "Short LoRA refinements on the built-in arithmetic task (8 trained rollouts per step). On a CPU with the "
-    "embedded 135M model a step takes 10-30 s and held-out accuracy starts near 17%: gains over 30 steps are "
-    "small and noisy, so compare several seeds before reading anything into one curve."
+    "Short LoRA refinements on the built-in arithmetic task (8 trained rollouts per problem). With the embedded "
+    "135M model held-out accuracy starts near 17%: gains over a few steps are small and noisy, so compare several "
+    "seeds before reading anything into one curve. The form says how long a run takes on this machine."
 )
 store = resources.store()
 new_run_form(model_config)
@@ -37,7 +37,7 @@ chosen = st.multiselect(
 metric_names = st.multiselect(
     "Curves", list(METRIC_TITLES), default=DEFAULT_METRICS, format_func=METRIC_TITLES.get, key="train_metrics"
 )
-live_view(store, chosen, metric_names, labels)
+live_view(store, chosen, metric_names, labels, known)
 
 st.subheader("Step inspector")
 st.caption(

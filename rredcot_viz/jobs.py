@@ -2,7 +2,13 @@
 (Monte Carlo rollouts, dataset analysis, training). Library-level: the app polls ``Job`` objects.
 
 A job's function receives the ``Job`` and reports through ``job.progress(done, total)``, which raises
-``Cancelled`` once cancellation was requested, so every long loop is cancellable at its next report.
+``Cancelled`` once cancellation was requested, so every long loop is cancellable at its next report. Model
+calls inside a job also report each decode step (``model.meter.heartbeat``): the job shows its rollouts and
+tokens while one long sampling call runs, and a cancellation lands within one step, not at the next report.
+
+A job names what it computes (``key``): asking for a job whose key is already queued or running joins that
+job instead of starting a second, identical one. A job waiting for another says which (``queued behind``),
+and one asked to stop says ``cancelling`` until its thread has left it.
 
 Jobs are recorded in the store (when the manager has one), not in a browser session: every tab lists the
 same jobs, and a job that was running when the process died shows as ``interrupted`` after a restart.
@@ -27,13 +33,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.model.meter import CostScope, measure
+from rredcot_viz.model.meter import CostScope, listen, measure
 
 if TYPE_CHECKING:
     from rredcot_viz.store import Store
 
 LOGGER = logging.getLogger(__name__)
-ACTIVE = ("queued", "running")
+ACTIVE = ("queued", "running", "cancelling")
 PERSIST_EVERY_S = 0.5  # progress reports reach the store at most this often (status changes always do)
 
 
@@ -41,10 +47,6 @@ class Cancelled(RredcotError):
     """The job was cancelled by the user (or the app is stopping)."""
 
 
-# ---------------------------------------------------------------------------------------------- cost
-
-
-# ---------------------------------------------------------------------------------------------- jobs
 @dataclass
 class Job:
     label: str
@@ -52,10 +54,12 @@ class Job:
     key: str | None = None  # what the job computes, so any tab can find the job for its settings
     unit: str = "steps"  # what done/total count
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    status: str = "queued"  # queued | running | done | failed | cancelled | interrupted
+    status: str = "queued"  # queued | running | cancelling | done | failed | cancelled | interrupted
     done: int = 0
     total: int = 0
     message: str = ""
+    behind: str = ""  # the label of the job this one waits for while queued
+    requests: int = 1  # how many asked for it (a second identical request joins this job)
     result: Any = None
     error: str | None = None
     created: float = field(default_factory=time.time)
@@ -69,7 +73,10 @@ class Job:
 
     @property
     def fraction(self) -> float:
-        return min(self.done / self.total, 1.0) if self.total else 0.0
+        """Units done, plus the running sampling call's share of the next one (rollouts drawn of a state)."""
+        finished, asked = self.rows
+        partial = finished / asked if asked and self.done < max(self.total, 1) else 0.0
+        return min((self.done + partial) / self.total, 1.0) if self.total else partial
 
     @property
     def active(self) -> bool:
@@ -83,26 +90,48 @@ class Job:
 
     @property
     def cost(self) -> dict[str, float]:
-        """This job's own model cost so far (calls, tokens, seconds)."""
-        return self._scope.cost.as_dict() if self._scope is not None else dict(self.stored_cost)
+        """This job's own model cost so far (calls, tokens, seconds), the running call up to its last step."""
+        return self._scope.so_far.as_dict() if self._scope is not None else dict(self.stored_cost)
+
+    @property
+    def rows(self) -> tuple[int, int]:
+        """(finished, asked) rows of the sampling call running now (rollouts, answers); (0, 0) between calls."""
+        scope = self._scope
+        return scope.rows if scope is not None and scope.running is not None else (0, 0)
 
     @property
     def cancel_requested(self) -> bool:
         return self._cancel.is_set()
 
     def progress(self, done: int, total: int, message: str | None = None) -> None:
-        if self._cancel.is_set():
-            raise Cancelled(f"{self.label} was cancelled")
+        self._check_cancelled()
         self.done, self.total = done, total
         if message is not None:
             self.message = message
+        self._changed(force=False)
+
+    def note(self, message: str) -> None:
+        """Say what the job does now (e.g. "evaluating held-out") without moving its count."""
+        self._check_cancelled()
+        self.message = message
         self._changed(force=False)
 
     def cancel(self) -> None:
         self._cancel.set()
         if self.status == "queued":
             self.status, self.finished = "cancelled", time.time()
+        elif self.status == "running":
+            self.status = "cancelling"
         self._changed(force=True)
+
+    def _check_cancelled(self) -> None:
+        if self._cancel.is_set():
+            raise Cancelled(f"{self.label} was cancelled")
+
+    def _heartbeat(self) -> None:
+        """A model call of this job took a step: stop it if cancelled, else let the watchers see its tokens."""
+        self._check_cancelled()
+        self._changed(force=False)
 
     def _changed(self, force: bool) -> None:
         if self._on_change is not None:
@@ -142,11 +171,21 @@ class JobManager:
         unit: str = "steps",
         total: int = 0,
     ) -> Job:
-        """Queue ``function(job)``; ``total`` (when known) makes the progress count real units from the start."""
+        """Queue ``function(job)``, or join the queued or running job of this process with the same ``key`` (an
+        identical request: its ``requests`` count goes up); ``total`` (when known) makes the progress count real
+        units from the start."""
         if self._stopping:
             raise RredcotError("the app is stopping; start the job again after a restart")
-        job = Job(label, kind=kind, key=key, unit=unit, total=total, _on_change=self._persist)
         with self._lock:
+            same = [j for j in self._jobs.values() if key is not None and j.key == key and j.active]
+            if same:
+                joined = max(same, key=lambda j: j.created)
+                joined.requests += 1
+                return joined
+            ahead = [j for j in self._jobs.values() if j.active]
+            job = Job(label, kind=kind, key=key, unit=unit, total=total, _on_change=self._persist)
+            if ahead:
+                job.behind = max(ahead, key=lambda j: j.created).label
             self._jobs[job.id] = job
         self._persist(job, force=True)
         self._queue.put((job, function))
@@ -163,10 +202,10 @@ class JobManager:
         if job.status != "queued":
             job._settled.set()
             return
-        job.status, job.started = "running", time.time()
+        job.status, job.started, job.behind = "running", time.time(), ""
         self._persist(job, force=True)
         try:
-            with measure() as job._scope:
+            with measure() as job._scope, listen(job._heartbeat):
                 job.result = function(job)
             job.status = "done"
         except Cancelled:
@@ -214,6 +253,16 @@ class JobManager:
             return max(mine, key=lambda job: job.created)
         rows = self.store.jobs(key=key, limit=1) if self.store is not None else []
         return job_from_row(rows[0]) if rows else None
+
+    def active(self, kind: str) -> Job | None:
+        """The newest queued or running job of ``kind`` (this process's or one the store lists as active), so a
+        page reloaded mid-run finds its job again."""
+        found = [job for job in self.jobs(limit=50) if job.kind == kind and job.active]
+        return found[0] if found else None
+
+    def running_count(self) -> int:
+        """Jobs queued or running now (this process's and those the store lists as active)."""
+        return sum(job.active for job in self.jobs(limit=50))
 
     def jobs(self, limit: int = 50) -> list[Job]:
         """Jobs newest first: this process's live objects, then what the store recorded before."""
@@ -270,7 +319,8 @@ class JobManager:
 
 
 def job_row(job: Job) -> dict[str, Any]:
-    """The store's record of a job (its result only when it is a plain value such as a run id)."""
+    """The store's record of a job (its result only when it is a plain value such as a run id). Its message is
+    what a watcher in another tab or process reads, so it carries the live detail (rows, queued behind)."""
     plain = job.result if isinstance(job.result, str | int | float) else None
     return {
         "job_id": job.id,
@@ -281,7 +331,7 @@ def job_row(job: Job) -> dict[str, Any]:
         "done": job.done,
         "total": job.total,
         "unit": job.unit,
-        "message": job.message,
+        "message": live_message(job),
         "error": job.error,
         "result": None if plain is None else str(plain),
         "cost": job.cost,
@@ -290,6 +340,14 @@ def job_row(job: Job) -> dict[str, Any]:
         "started_at": job.started,
         "finished_at": job.finished,
     }
+
+
+def live_message(job: Job) -> str:
+    """The job's message with what its running call has done so far, or what it waits for."""
+    if job.status == "queued" and job.behind:
+        return f"queued behind {job.behind}"
+    done, asked = job.rows
+    return f"{job.message} {done}/{asked}".strip() if asked else job.message
 
 
 def job_from_row(row: dict[str, Any]) -> Job:

@@ -59,3 +59,24 @@ def require_file(path: Path) -> Path:
     if not path.is_file():
         pytest.skip(f"shared data file {path} is absent")
     return path
+
+
+# ---------------------------------------------------------------------------------- per-file durations
+FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Add every phase's time (setup, call, teardown) to its test file's total."""
+    path = report.nodeid.split("::", 1)[0]
+    FILE_SECONDS[path] = FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The slowest test files, so a slow run says where its time went (``--durations`` lists single tests)."""
+    if not FILE_SECONDS:
+        return
+    slowest = sorted(FILE_SECONDS.items(), key=lambda item: -item[1])[:15]
+    terminalreporter.section("slowest test files")
+    for path, seconds in slowest:
+        terminalreporter.write_line(f"{seconds:8.1f} s  {path}")
+    terminalreporter.write_line(f"{sum(FILE_SECONDS.values()):8.1f} s  in all ({len(FILE_SECONDS)} files)")

@@ -160,3 +160,60 @@ def test_sigterm_stops_within_seconds_and_leaves_the_store_intact(tmp_path, mome
     assert queued["status"] == "cancelled"
     assert store.collections() == {"samples": len(sample_traces())}
     store.close()
+
+
+def test_an_identical_request_joins_the_running_job_and_a_queued_job_says_what_it_waits_for(tmp_path):
+    from rredcot_viz.jobs import job_from_row
+    from rredcot_viz.store import Store
+
+    store = Store(tmp_path / "store.duckdb")
+    jobs = JobManager(store=store)
+    started, release = threading.Event(), threading.Event()
+
+    def slow(job):
+        started.set()
+        release.wait(5)
+        return "first"
+
+    first = jobs.submit("MC on the tank trace", slow, kind="mc", key="mc:tank")
+    started.wait(5)
+    again = jobs.submit("MC on the tank trace", slow, kind="mc", key="mc:tank")
+    assert again is first and first.requests == 2  # joined, not started twice
+    queued = jobs.submit("Evaluation", lambda job: 1, kind="diagnosis", key="eval:x")
+    assert queued.status == "queued" and queued.behind == "MC on the tank trace"
+    assert job_from_row(store.job(queued.id)).message == "queued behind MC on the tank trace"  # every tab reads it
+    assert jobs.running_count() == 2 and jobs.active("diagnosis") is queued and jobs.active("train") is None
+    release.set()
+    jobs.wait(queued)
+    assert (first.status, first.result, queued.status) == ("done", "first", "done")
+    assert jobs.running_count() == 0 and jobs.active("mc") is None
+    fresh = jobs.submit("MC on the tank trace", slow, kind="mc", key="mc:tank")  # an ended job is not joined
+    assert fresh is not first and fresh.behind == ""
+    jobs.wait(fresh)
+    store.close()
+
+
+def test_a_cancel_lands_inside_a_long_sampling_call(tiny):
+    """Cancelling shows "cancelling" at once and stops the sampling loop at its next step, not at the next report."""
+    import time
+
+    from rredcot_viz.model.sampling import SamplingConfig
+
+    jobs = JobManager()
+    prompt = tiny.encode_prompt(tiny.format_prompt("Count to five."))
+    config = SamplingConfig(temperature=1.0, max_new_tokens=100_000, batch_size=2)
+
+    def sample_forever(job):
+        job.progress(0, 1, "sampling rollouts")
+        tiny.sample([prompt] * 2, [1, 2], config)  # the tiny model's context ends it long after the test
+
+    job = jobs.submit("long", sample_forever, unit="states")
+    while job.cost.get("tokens_generated", 0) < 10:  # tokens show while the call runs
+        time.sleep(0.01)
+    assert job.rows[1] == 2 and job.status == "running"
+    asked = time.time()
+    job.cancel()
+    assert job.status == "cancelling" and job.active
+    jobs.wait(job, timeout=30)
+    assert job.status == "cancelled" and time.time() - asked < 5
+    assert job.cost["calls"] == 1 and job.rows == (0, 0)  # the stopped call is counted once, then it is over

@@ -36,7 +36,8 @@ class FirstError:
     scores: np.ndarray  # (K,) higher = more suspicious
     abstained: bool = False  # counts as a miss in ProcessBench F1
     evidence: dict[str, Any] = field(default_factory=dict)
-    cost: CallCost = field(default_factory=CallCost)
+    cost: CallCost = field(default_factory=CallCost)  # what finding it cost, also when it comes from the cache
+    cached: bool = False  # looked up, not computed now
 
     @property
     def segment(self) -> int | None:

@@ -21,6 +21,8 @@ from rredcot_viz.types import CallCost, content_key
 def cached_verdict(
     analyzer: Analyzer, trace: Trace, segmenter: Segmenter, detector: Detector, progress: Any = None
 ) -> FirstError:
+    """The detector's verdict, from the store when this (trace, model, detector, settings, cuts) was seen (then
+    marked ``cached``, with the cost it had when it was computed)."""
     context = analyzer.context(trace)
     context.stats  # noqa: B018  (entropies for the segmenter)
     segmentation = analyzer.segment(trace, segmenter)
@@ -42,7 +44,8 @@ def cached_verdict(
             np.array(stored["scores"]),
             stored["abstained"],
             stored["evidence"],
-            CallCost(),
+            CallCost(**stored.get("cost", {})),  # what it cost when it was computed (none for old records)
+            cached=True,
         )
     verdict = detector.detect(analyzer, trace, segmenter, progress)
     payload = {
@@ -50,6 +53,7 @@ def cached_verdict(
         "scores": verdict.scores.tolist(),
         "abstained": verdict.abstained,
         "evidence": json.loads(json.dumps(verdict.evidence, default=float)),
+        "cost": verdict.cost.as_dict(),
     }
     context.cache.put_result(
         context.key,

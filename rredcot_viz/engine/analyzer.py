@@ -65,15 +65,16 @@ class AnalysisResult:
     def model_calls(self) -> int:
         return self.cost.calls
 
-    def rows(self, preview: int = 60) -> list[dict[str, Any]]:
-        """One row per segment t: its text, the values at the state s_t it starts from, and sigma_t."""
+    def rows(self, preview: int | None = 60) -> list[dict[str, Any]]:
+        """One row per segment t: its text (cut to ``preview`` characters; None: whole, as written), the values at
+        the state s_t it starts from, and sigma_t."""
         rows = []
         for segment, sigma in zip(self.segmentation.segments, self.sigma, strict=True):
             state = segment.index  # segment t starts from state s_t: 0-based state index = segment index
-            text = " ".join(segment.text.split())
+            text = " ".join(segment.text.split()) if preview is not None else segment.text
             row: dict[str, Any] = {
                 "segment": segment.index + 1,
-                "text": text if len(text) <= preview else text[: preview - 1] + "…",
+                "text": text if preview is None or len(text) <= preview else text[: preview - 1] + "…",
                 "tokens": segment.n_tokens,
                 "boundary": segment.boundary_kind,
             }

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from rredcot_viz.figures.colors import PLOTLY_DIVERGING
+from rredcot_viz.figures.colors import NOISE_FLOOR, PLOTLY_DIVERGING
 
 STATE_LABELS = "s"
 
@@ -57,30 +57,55 @@ def credit_bars(credits: dict[str, Sequence[float]], title: str = "Credit per se
     return _chart_layout(figure, title, "segment", "credit", xaxis_type="category", barmode="group")
 
 
-def method_heatmap(scores: dict[str, Sequence[float]], title: str = "Methods x segments") -> go.Figure:
-    """Rows = methods, columns = segments; each row scaled by its own largest |value| (units differ)."""
+def method_heatmap(
+    scores: dict[str, Sequence[float]],
+    title: str | None = None,
+    *,
+    relative: bool = False,
+    floor: float = NOISE_FLOOR,
+) -> go.Figure:
+    """Rows = methods, columns = segments, on the one rule of ``figures.colors``: an absolute scale by default
+    (sigma and other scores in [-1, 1], full colour beyond), or each row relative to its own largest |value|
+    (printed beside the row's name: methods' units differ); |value| below ``floor`` is never tinted. The hover
+    always shows the raw value."""
     names = list(scores)
     matrix = np.array([np.asarray(scores[n], dtype=float) for n in names])
-    scale = np.nanmax(np.abs(matrix), axis=1, keepdims=True)
-    scaled = np.divide(matrix, scale, out=np.zeros_like(matrix), where=scale > 0)
+    shown = np.where(np.abs(np.nan_to_num(matrix)) < floor, 0.0, matrix)
+    labels = names
+    if relative:
+        scale = np.nanmax(np.abs(matrix), axis=1, keepdims=True)
+        shown = np.divide(shown, scale, out=np.zeros_like(shown), where=scale > 0)
+        labels = [f"{n} (max |v| {float(s):.3g})" for n, s in zip(names, scale[:, 0], strict=True)]
+    if title is None:
+        title = (
+            "Methods × segments, each row relative to its largest |value|"
+            if relative
+            else "Methods × segments (absolute scale: full colour at |value| ≥ 1)"
+        )
     figure = go.Figure(
         go.Heatmap(
-            z=scaled,
+            z=shown,
             x=[f"{t}" for t in range(1, matrix.shape[1] + 1)],
-            y=names,
+            y=labels,
             zmin=-1,
             zmax=1,
             colorscale=PLOTLY_DIVERGING,
             customdata=matrix,
             hovertemplate="%{y}, segment %{x}: %{customdata:.4f}<extra></extra>",
-            colorbar={"title": "scaled"},
+            colorbar={
+                "title": {"text": "relative" if relative else "value", "side": "right"},
+                "tickvals": [-1, 0, 1],
+                "ticktext": ["−max", "0", "+max"] if relative else ["≤ −1", "0", "≥ +1"],
+                "thickness": 12,
+                "len": 1.0,
+            },
         )
     )
     figure.update_layout(
         title=title,
         xaxis_title="segment",
         xaxis_type="category",
-        height=90 + 34 * len(names),
+        height=110 + 34 * len(names),
         margin={"t": 40, "b": 40, "l": 110, "r": 10},
     )
     return figure

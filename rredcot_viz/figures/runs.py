@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rredcot_viz.figures.colors import shade_scale
 from rredcot_viz.figures.training import ROW_STYLE, rollout_row
 from rredcot_viz.workflows.runs import RolloutGroup
 
@@ -48,19 +49,20 @@ def run_step_figure(steps: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def prompt_groups_html(groups: Sequence[RolloutGroup]) -> str:
+def prompt_groups_html(groups: Sequence[RolloutGroup], relative: bool = False) -> str:
     """The groups side by side, one column each (one prompt across steps, or the most disagreeing groups):
-    every rollout a row of segments shaded by its RREDCoT advantage on one shared scale, its GRPO advantage
-    (and reward) in the badge; a rollout without RREDCoT credit is shown unshaded."""
-    values = [abs(a) for g in groups for r in g.rollouts for a in (r.rredcot or [])]
-    values += [abs(r.grpo_advantage) for g in groups for r in g.rollouts]
-    scale = max(values) if values and max(values) > 0 else 1.0
+    every rollout a row of segments shaded by its RREDCoT advantage on one shared scale (absolute, full colour
+    at |advantage| >= 1, like the Train inspector, unless ``relative`` to the largest |advantage| shown), its
+    GRPO advantage (and reward) in the badge; a rollout without RREDCoT credit is shown unshaded."""
+    values = [a for g in groups for r in g.rollouts for a in (r.rredcot or [])]
+    values += [r.grpo_advantage for g in groups for r in g.rollouts]
+    scale = shade_scale(values, "diverging", relative=relative, quantity="advantage")
     questions = {g.question for g in groups}
-    parts = [ROW_STYLE, COLUMN_STYLE]
+    parts = [ROW_STYLE, COLUMN_STYLE, scale.legend_html()]
     if len(questions) == 1:
         parts.append(f'<p class="rc-question"><b>Prompt.</b> {html.escape(next(iter(questions)))}</p>')
     parts.append(
-        f'<div class="rc-legend">Segments shaded by RREDCoT\'s advantage (green up, red down; scale ±{scale:.2f}, '
+        '<div class="rc-legend">Segments shaded by RREDCoT\'s advantage (green up, red down; one scale '
         "shared by every column); the badge gives the GRPO advantage the rollout got, the same on all its "
         'tokens.</div><div class="rc-columns">'
     )

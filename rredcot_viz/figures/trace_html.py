@@ -3,7 +3,8 @@
 All trace text is escaped (``html.escape``) before it enters the markup, so a trace that contains
 ``<script>`` or ``<img onerror=...>`` renders as text. Hovering a segment shows its values in a CSS tooltip
 (no JavaScript). Long segments are collapsed to their first and last lines behind a ``<details>`` element,
-so a 4,000-token trace stays light in the browser.
+so a 4,000-token trace stays light in the browser. The shading follows the one rule of ``figures.colors``
+(an absolute scale unless asked otherwise, noise untinted) and the legend above the text says which.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rredcot_viz.figures.colors import diverging, sequential
+from rredcot_viz.figures.colors import Kind, ShadeScale, shade_scale
 
 STYLE = """<style>
 .rc-trace{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:0.86rem;line-height:1.55;
@@ -31,7 +32,10 @@ color:#fff;font-size:0.75rem;padding:4px 6px;border-radius:4px;margin-top:2px;po
 </style>"""
 
 
-def _format(value: float) -> str:
+def _format(value: float | int) -> str:
+    """A tooltip number: counts as integers, other values signed with four decimals."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        return str(int(value))
     return "n/a" if value is None or not math.isfinite(value) else f"{value:+.4f}"
 
 
@@ -49,20 +53,20 @@ def _body(text: str, collapse_chars: int) -> str:
 def trace_heatmap(
     texts: Sequence[str],
     scores: Sequence[float],
-    tooltips: Sequence[dict[str, float]],
+    tooltips: Sequence[dict[str, float | int]],
     *,
-    scale: str = "diverging",
+    scale: Kind | ShadeScale = "diverging",
     answer_text: str = "",
     collapse_chars: int = 1200,
+    legend: bool = True,
 ) -> str:
-    """HTML of the segments shaded by ``scores`` (diverging around 0, or sequential over their range)."""
+    """HTML of the segments shaded by ``scores``: on ``scale`` (a kind means its absolute scale: sigma in
+    [-1, 1], values in [0, 1]), with the scale's legend above the text unless ``legend`` is False."""
     values = np.asarray(scores, dtype=float)
-    finite = values[np.isfinite(values)]
-    magnitude = float(np.abs(finite).max()) if len(finite) else 1.0
-    low, high = (float(finite.min()), float(finite.max())) if len(finite) else (0.0, 1.0)
-    parts = [STYLE, '<div class="rc-trace">']
+    shades = scale if isinstance(scale, ShadeScale) else shade_scale(values, scale)
+    parts = [STYLE, shades.legend_html() if legend else "", '<div class="rc-trace">']
     for index, (text, value, tip) in enumerate(zip(texts, values, tooltips, strict=True)):
-        colour = diverging(value, magnitude) if scale == "diverging" else sequential(value, low, high)
+        colour = shades.colour(value)
         lines = "\n".join(f"{html.escape(k)} = {_format(v)}" for k, v in tip.items())
         parts.append(
             f'<span class="rc-seg" data-segment="{index + 1}" style="background:{colour}">'

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from rredcot_viz.figures.colors import diverging
+from rredcot_viz.figures.colors import ShadeScale, shade_scale
 
 METRIC_TITLES = {
     "reward_mean": "reward (mean over the step's rollouts)",
@@ -97,7 +97,7 @@ def _segment_spans(record: dict[str, Any]) -> list[tuple[int, int, float | None]
     return pieces
 
 
-def rollout_row(record: dict[str, Any], scale: float, label: str, tip_extra: str = "") -> str:
+def rollout_row(record: dict[str, Any], scale: ShadeScale, label: str, tip_extra: str = "") -> str:
     """One rollout: a badge (``label``, reward) and its text, each segment shaded by its advantage on ``scale``."""
     text = record["text"]
     prefix_end = int(record.get("suffix_char") or 0) if record.get("suffix_start") else 0
@@ -118,7 +118,7 @@ def rollout_row(record: dict[str, Any], scale: float, label: str, tip_extra: str
             continue
         tip = f"segment {number}\nadvantage = {value:+.3f}{tip_extra}"
         parts.append(
-            f'<span class="rc-aseg" data-advantage="{value:.4f}" style="background:{diverging(value, scale)}">'
+            f'<span class="rc-aseg" data-advantage="{value:.4f}" style="background:{scale.colour(value)}">'
             f'{body}<span class="rc-tip">{html.escape(tip)}</span></span>'
         )
     reward = float(record.get("reward", 0.0))
@@ -130,12 +130,13 @@ def rollout_row(record: dict[str, Any], scale: float, label: str, tip_extra: str
     )
 
 
-def advantage_rows(records: Sequence[dict[str, Any]]) -> str:
+def advantage_rows(records: Sequence[dict[str, Any]], relative: bool = False) -> str:
     """HTML of one step's rollouts, grouped as sampled (base, reset, fallback), one row per rollout with its
-    segments shaded by their advantage on one shared scale; a reset group first shows its failed parent."""
-    values = [abs(v) for r in records for v in (r.get("segment_advantages") or []) if v is not None]
-    scale = max(values) if values and max(values) > 0 else 1.0
-    parts = [ROW_STYLE, '<div class="rc-steps">']
+    segments shaded by their advantage on one shared scale (absolute, full colour at |advantage| >= 1, unless
+    ``relative`` to the step's largest |advantage|), legend first; a reset group first shows its failed parent."""
+    values = [v for r in records for v in (r.get("segment_advantages") or []) if v is not None]
+    scale = shade_scale(values, "diverging", relative=relative, quantity="advantage")
+    parts = [ROW_STYLE, scale.legend_html(), '<div class="rc-steps">']
     group_of = lambda r: (r.get("group", ""), int(r.get("problem", 0)))  # noqa: E731
     for (name, problem), members in groupby(records, key=group_of):
         members = list(members)

@@ -11,7 +11,7 @@ import torch
 
 from rredcot_viz.errors import ContextLengthError
 from rredcot_viz.model.core import ModelCore, ProgressFn
-from rredcot_viz.model.meter import model_call
+from rredcot_viz.model.meter import heartbeat, model_call
 from rredcot_viz.model.sampling import SamplingConfig, select_tokens
 from rredcot_viz.model.score import _entropies
 from rredcot_viz.traces.answers import find_boxed
@@ -45,14 +45,21 @@ class Generating(ModelCore):
         with self._guard(max((len(p) for p in prompts), default=0)), torch.inference_mode():
             for done, rows in enumerate(batches, start=1):
                 generations.extend(
-                    self._sample_batch([prompts[i] for i in rows], [seeds[i] for i in rows], config, cost)
+                    self._sample_batch(
+                        [prompts[i] for i in rows], [seeds[i] for i in rows], config, cost, (rows[0], len(prompts))
+                    )
                 )
                 if progress:
                     progress(done, len(batches))
         return SampleResult(generations, cost)
 
     def _sample_batch(
-        self, prompts: list[list[int]], seeds: list[int], config: SamplingConfig, cost: CallCost
+        self,
+        prompts: list[list[int]],
+        seeds: list[int],
+        config: SamplingConfig,
+        cost: CallCost,
+        done_rows: tuple[int, int] = (0, 0),
     ) -> list[Generation]:
         """One batch. The prompts' common prefix (a system prompt, few-shot examples) runs once, then each
         distinct rest once (left-padded after it), so a prompt sampled n times is prefilled once; then every
@@ -84,7 +91,15 @@ class Generating(ModelCore):
         output.cache.batch_select_indices(rows)  # one cache row per sample
         budget = min(config.max_new_tokens, self.context_length - common - width)
         produced, reasons, entropies = self._decode(
-            output.logits[rows, -1, :], output.cache, mask[rows], positions[rows], seeds, budget, config, cost
+            output.logits[rows, -1, :],
+            output.cache,
+            mask[rows],
+            positions[rows],
+            seeds,
+            budget,
+            config,
+            cost,
+            done_rows,
         )
         return [
             Generation(len(prompt), ids, self._decode_generation(ids, config.stop_strings), reason, int(seed), h)
@@ -114,6 +129,7 @@ class Generating(ModelCore):
             raise ContextLengthError(len(ids), self.context_length, "the sampling prefix")
         results: list[list[Generation]] = [[] for _ in requests]
         order = sorted(range(len(requests)), key=lambda i: -requests[i].prefix)
+        rows_done, rows_total = 0, sum(len(request.seeds) for request in requests)
         with self._guard(len(ids)), torch.inference_mode():
             shared, _ = self._prefill(ids, None, cost)
             for done, index in enumerate(order, start=1):
@@ -140,8 +156,9 @@ class Generating(ModelCore):
                     budget = min(config.max_new_tokens, self.context_length - length)
                     logits = output.logits[:, -1, :].expand(len(seeds), -1)
                     produced, reasons, entropies = self._decode(
-                        logits, cache, mask, positions, seeds, budget, config, cost
+                        logits, cache, mask, positions, seeds, budget, config, cost, (rows_done, rows_total)
                     )
+                    rows_done += len(seeds)
                     results[index].extend(
                         Generation(length, row, self._decode_generation(row, config.stop_strings), reason, int(seed), h)
                         for row, reason, seed, h in zip(produced, reasons, seeds, entropies, strict=True)
@@ -160,9 +177,12 @@ class Generating(ModelCore):
         budget: int,
         config: SamplingConfig,
         cost: CallCost,
+        done_rows: tuple[int, int] = (0, 0),
     ) -> tuple[list[list[int]], list[str], list[list[float]]]:
         """The token-by-token loop shared by all samplers; rows that finish leave the batch. Also returns each
-        generated token's predictive entropy at temperature 1 (what the segmenters read), from the same logits."""
+        generated token's predictive entropy at temperature 1 (what the segmenters read), from the same logits.
+        Each step sends a ``heartbeat`` (``done_rows``: the call's rows finished before this batch, and in all), so a
+        job shows its tokens as they come and a cancellation lands within one step."""
         generators = [torch.Generator().manual_seed(int(seed)) for seed in seeds]
         eos = self._eos_ids()
         produced: list[list[int]] = [[] for _ in seeds]
@@ -186,6 +206,8 @@ class Generating(ModelCore):
                     reasons[row] = reason
                     continue
                 still.append(slot)
+            running = len(still) if step < budget - 1 else 0  # at the cap every row is done
+            heartbeat(cost, done_rows[0] + len(seeds) - running, done_rows[1] or len(seeds))
             if not still or step == budget - 1:
                 break
             keep = torch.tensor(still, device=self.device)

@@ -4,7 +4,10 @@
   several sessions and background jobs from one model, and a KV cache must not interleave with another call),
   hands the call a fresh ``CallCost`` to count passes and tokens into, times it and records it;
 - ``measure(lm)`` is how anything above the model learns what a computation cost: the calls *this thread*
-  made inside the block, never another session's or job's calls made at the same time.
+  made inside the block, never another session's or job's calls made at the same time;
+- ``heartbeat`` is how a long call (each step of the sampling loop) shows what it has done so far: the open
+  blocks see the running call's cost and rows, and the thread's ``listen`` callbacks run, which may raise to
+  stop the call (a job's cancellation lands within one decode step).
 
     >>> with measure() as spent:
     ...     pass
@@ -29,9 +32,18 @@ _open_scopes = threading.local()
 
 @dataclass(eq=False)  # blocks are told apart by identity: two with equal costs are still two blocks
 class CostScope:
-    """The cost of the model calls one thread made inside a ``measure`` block."""
+    """The cost of the model calls one thread made inside a ``measure`` block, and of the call running now
+    (``running``, with its finished and asked rows) as its last heartbeat reported it."""
 
     cost: CallCost = field(default_factory=CallCost)
+    running: CallCost | None = None
+    rows: tuple[int, int] = (0, 0)
+
+    @property
+    def so_far(self) -> CallCost:
+        """Finished calls plus the running one up to its last heartbeat."""
+        running = self.running
+        return self.cost if running is None else self.cost + running
 
 
 @dataclass
@@ -49,6 +61,7 @@ class CostMeter:
         del self.history[: -self.keep]
         for scope in getattr(_open_scopes, "stack", ()):
             scope.cost = scope.cost + cost
+            scope.running = None
 
 
 @contextmanager
@@ -63,6 +76,29 @@ def measure() -> Iterator[CostScope]:
         yield scope
     finally:
         stack.remove(scope)
+
+
+@contextmanager
+def listen(listener: Callable[[], None]) -> Iterator[None]:
+    """Call ``listener()`` on every heartbeat of the model calls this thread makes inside the block; it may
+    raise to stop the running call (what that call drew is lost, earlier calls' results are kept)."""
+    listeners = getattr(_open_scopes, "listeners", None)
+    if listeners is None:
+        listeners = _open_scopes.listeners = []
+    listeners.append(listener)
+    try:
+        yield
+    finally:
+        listeners.remove(listener)
+
+
+def heartbeat(cost: CallCost, rows_done: int = 0, rows_total: int = 0) -> None:
+    """Report a running call's progress from inside its loop: ``cost`` so far, and how many of the rows it was
+    asked for (rollouts, answers) have finished. Cheap when nobody listens."""
+    for scope in getattr(_open_scopes, "stack", ()):
+        scope.running, scope.rows = cost, (rows_done, rows_total)
+    for listener in tuple(getattr(_open_scopes, "listeners", ())):
+        listener()
 
 
 def model_call(operation: str) -> Callable[[Callable], Callable]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from rredcot_viz.store.base import StoreBase
 
+LIVE = "('queued', 'running', 'cancelling')"  # statuses of a job whose process may still work on it
 JOB_COLUMNS = (
     "job_id",
     "kind",
@@ -56,19 +57,18 @@ class JobStore(StoreBase):
         processes share the store, so a job of another process still alive (another app) is left alone."""
         with self.writing() as cur:
             pids = [row[0] for row in cur.execute(
-                "SELECT DISTINCT pid FROM jobs WHERE status IN ('queued', 'running') AND pid <> ?", [alive_pid]
+                f"SELECT DISTINCT pid FROM jobs WHERE status IN {LIVE} AND pid <> ?", [alive_pid]
             ).fetchall()]  # fmt: skip
             gone = [pid for pid in pids if not _alive(pid)]
             if not gone:
                 return 0
             marks = ", ".join("?" for _ in gone)
             stale = cur.execute(
-                f"SELECT count(*) FROM jobs WHERE status IN ('queued', 'running') AND pid IN ({marks})", gone
+                f"SELECT count(*) FROM jobs WHERE status IN {LIVE} AND pid IN ({marks})", gone
             ).fetchone()[0]
             cur.execute(
                 "UPDATE jobs SET status = 'interrupted', message = 'the app stopped while this job ran', "
-                "finished_at = coalesce(finished_at, updated_at) "
-                f"WHERE status IN ('queued', 'running') AND pid IN ({marks})",
+                f"finished_at = coalesce(finished_at, updated_at) WHERE status IN {LIVE} AND pid IN ({marks})",
                 gone,
             )
         return int(stale)

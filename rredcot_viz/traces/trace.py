@@ -124,6 +124,15 @@ class Trace:
     def short_id(self) -> str:
         return self.content_hash[:12]
 
+    @property
+    def display_name(self) -> str:
+        """What a person calls this trace: its title, else its id, else the start of its question."""
+        title = self.metadata.get("title") or self.trace_id
+        if title:
+            return str(title)
+        words = " ".join(self.question.split())
+        return words if len(words) <= 50 else words[:49] + "…"
+
     def step_spans(self) -> list[tuple[int, int]]:
         """Character spans of the steps in ``cot``. Text between two steps (separators) belongs to the step
         before it, and leading text to the first, so the spans tile ``cot`` exactly."""

@@ -101,8 +101,10 @@ def quick(method: str = "grpo", **overrides: Any) -> TrainConfig:
     """Short online refinements on a CPU or one GPU (METHOD.md §9.6 'quick': LoRA rank 16, lr 5e-5, 8 rollouts
     per problem), 4 problems per step for 8 steps: at an equal budget of 240 rollouts on 2 cores, 4 prompts per
     step gained the most held-out accuracy per minute (mean of 2 seeds) and cost 1.6x less per rollout than 1
-    (bench/quick_preset.py, README Training)."""
-    return config_for(method, **{"prompts_per_step": 4, "steps": 8, "eval_every": 4, **overrides})
+    (bench/quick_preset.py, README Training). A checkpoint every 2 steps, so a run stopped early can be resumed
+    and compared before and after."""
+    settings = {"prompts_per_step": 4, "steps": 8, "eval_every": 4, "checkpoint_every": 2}
+    return config_for(method, **{**settings, **overrides})
 
 
 def paper(method: str = "grpo", **overrides: Any) -> TrainConfig:

@@ -30,6 +30,7 @@ from rredcot_viz.training.task import Problem, reward
 from rredcot_viz.training.update import Learner
 
 StepLog = Callable[[dict[str, Any], list[Group]], None]
+PhaseNote = Callable[[str], None]  # told what the loop does now: "sampling rollouts", "evaluating held-out", ...
 
 
 class Trainer:
@@ -63,6 +64,7 @@ class Trainer:
         )
         self.sampler = RolloutSampler(self.policy, config)
         self.credit = GroupCredit(self.policy, config, train, self.sampler.prompt_ids)
+        self.on_phase: PhaseNote = lambda phase: None
 
     @property
     def model(self) -> Any:
@@ -80,11 +82,14 @@ class Trainer:
         )
         problems = [(int(index), self.train_problems[int(index)]) for index in chosen]
         with measure() as spent:
+            self.on_phase(f"step {self.step + 1}: sampling rollouts")
             groups = self.method.collect(self.sampler, problems)
             collected = time.perf_counter()
+            self.on_phase(f"step {self.step + 1}: scoring credit")
             self.method.advantages(groups, self.credit)
             credited = time.perf_counter()
             rollouts = [r for g in groups for r in g.rollouts]
+            self.on_phase(f"step {self.step + 1}: updating the policy")
             update = self.learner.update(rollouts, self.method.loss)
             finished = time.perf_counter()
         rewards = np.array([r.reward for r in rollouts])
@@ -115,6 +120,7 @@ class Trainer:
         with seeds that do not depend on the step (a paired comparison across steps and runs)."""
         if not self.held_out:
             return float("nan")
+        self.on_phase("evaluating held-out")
         pairs = [(i, j) for i in range(len(self.held_out)) for j in range(self.config.eval_samples)]
         prompts = [self.sampler.prompt_ids(self.held_out[i]) for i, _ in pairs]
         seeds = [derived_seed(self.config.seed, "eval", i, j) for i, j in pairs]
@@ -141,11 +147,16 @@ class Trainer:
                 log(metrics, [])
         while self.step < self.config.steps:
             metrics, groups = self.train_step()
+            keep = self.config.keep_rollouts_every and self.step % self.config.keep_rollouts_every == 0
             if self.config.eval_every and (self.step % self.config.eval_every == 0 or self.step == self.config.steps):
-                metrics["held_out_accuracy"] = self.evaluate()
+                try:
+                    metrics["held_out_accuracy"] = self.evaluate()
+                except BaseException:  # stopped while evaluating: the step itself is done, so it is logged
+                    if log:
+                        log(metrics, groups if keep else [])
+                    raise
             history.append(metrics)
             if log:
-                keep = self.config.keep_rollouts_every and self.step % self.config.keep_rollouts_every == 0
                 log(metrics, groups if keep else [])
             if checkpoint_dir and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
                 self.save(checkpoint_dir / f"step_{self.step:04d}")

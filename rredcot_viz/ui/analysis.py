@@ -3,7 +3,8 @@ loaded model (its own cost, a first look at R-hat while v-hat is scored, a messa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass, field
 
 import streamlit as st
 
@@ -22,7 +23,7 @@ from rredcot_viz.ui import resources
 from rredcot_viz.ui.jobs import JobTexts, show_job
 from rredcot_viz.ui.method_controls import estimator_picker, segmenter_picker, usable_estimator
 from rredcot_viz.ui.pickers import model_warning, trace_text_input
-from rredcot_viz.workflows.analyze import FINISHED, AnalysisWork, start
+from rredcot_viz.workflows.analyze import FINISHED, AnalysisWork, provenance, start
 
 REUSE_NOTE = (
     "Another K, aggregation or variant reuses the scores already computed (no model call); another estimator, or "
@@ -42,6 +43,7 @@ class Analysis:
     segmenter: Segmenter | None = None
     notes: tuple[str, ...] = ()
     estimator: ValueEstimator | None = None  # None: recorded scores
+    about: dict[str, str] = field(default_factory=dict)  # the model and settings, for exported rows
 
     @property
     def cost_caption(self) -> str:
@@ -73,7 +75,9 @@ def recorded_analysis(prefix: str, trace: Trace) -> Analysis | None:
         "“Re-score live” to see what the loaded model makes of this trace.",
         icon="📼",
     )
-    return Analysis(result)
+    about = {"model": recording.model, "model_fingerprint": recording.fingerprint, "source": "recorded scores",
+             "settings": json.dumps(recording.settings, sort_keys=True, default=str)}  # fmt: skip
+    return Analysis(result, about=about)
 
 
 def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
@@ -106,7 +110,8 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
     if job is not None and job.status == "done":
         cost = CallCost(**{k: v for k, v in job.cost.items() if k in CallCost.__dataclass_fields__})
     context = work.analyzer.context(trace)
-    return Analysis(result, cost, job is not None, work.analyzer, context, segmenter, (REUSE_NOTE,), estimator)
+    about = provenance(work.analyzer, segmenter, {"estimator": estimator.name, **asdict(estimator.config)})
+    return Analysis(result, cost, job is not None, work.analyzer, context, segmenter, (REUSE_NOTE,), estimator, about)
 
 
 def watch(job: Job, work: AnalysisWork) -> None:

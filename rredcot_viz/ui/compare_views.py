@@ -4,6 +4,7 @@ cost table."""
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -17,22 +18,27 @@ from rredcot_viz.jobs import Job
 from rredcot_viz.segmenters import Segmenter
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
-from rredcot_viz.ui.jobs import JobTexts, job_progress
+from rredcot_viz.ui.jobs import JobTexts, job_progress, start_job
 from rredcot_viz.ui.method_controls import build, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
-from rredcot_viz.workflows.compare import Comparison
+from rredcot_viz.ui.state import keep, kept
+from rredcot_viz.workflows.compare import Comparison, run_monte_carlo
+from rredcot_viz.workflows.estimate import CHEAP_ENOUGH_S, NOT_MEASURED, estimate_sampling
 
 DEFAULT_METRIC = inspect.signature(Comparison.matrix).parameters["metric"].default
 MC_START = PRESETS["cpu_quick"]  # small models on a CPU: 8 rollouts of at most 160 tokens per state
+MC_CHEAP = replace(MC_START, rollouts=4, max_new_tokens=96)  # where MC_START would take over ~2 minutes here
 
 
 def method_choice(trace: Trace, segmenter: Segmenter) -> list[str]:
-    """The methods to compare: every estimator and attribution (published values only on the trace's own steps)."""
+    """The methods to compare: every estimator and attribution (published values only on the trace's own steps);
+    the choice is kept when the user visits another page and comes back."""
     published = bool(trace.step_values) and segmenter.name == "given"
     names = [n for n in [*estimators.names(), *attributions.names()] if n != "published_mc" or published]
     default = [n for n in ("rredcot", "loo", "grad_x_input", "published_mc") if n in names]
     help_text = "\n\n".join(f"**{n}**: {summary(estimators if n in estimators else attributions, n)}" for n in names)
-    return st.multiselect("Methods", names, default=default, key="compare_methods", help=help_text)
+    default = kept("compare_methods", default, lambda chosen: [n for n in chosen if n in names])
+    return keep("compare_methods", st.multiselect("Methods", names, default, key="compare_methods", help=help_text))
 
 
 def method_options(methods: list[str]) -> dict[str, dict[str, Any]]:
@@ -41,11 +47,48 @@ def method_options(methods: list[str]) -> dict[str, dict[str, Any]]:
     return method_settings(types, "compare")
 
 
+def _states(analyzer: Analyzer, trace: Trace, segmenter: Segmenter) -> int | None:
+    """The number of states Monte Carlo samples from (K), when known without a model call."""
+    if analyzer.context(trace).has_stats:
+        return analyzer.segment(trace, segmenter).k
+    return getattr(segmenter.config, "k", None)
+
+
+def _rollout_tokens(config: MonteCarloConfig, states: int) -> int:
+    per_rollout = config.forced_max_tokens if config.forced_answer else config.max_new_tokens
+    rollouts = config.max_rollouts if config.progressive else config.rollouts
+    return states * rollouts * per_rollout
+
+
+def _mc_start(analyzer: Analyzer, states: int | None) -> tuple[MonteCarloConfig, str | None]:
+    """The settings the panel starts from, and why, where they are cut down for this machine."""
+    if analyzer.lm.device.startswith("cuda"):
+        return MC_START, None
+    full = estimate_sampling(analyzer.lm, _rollout_tokens(MC_START, states or 1), resources.store())
+    if full is not None and states is not None and full.seconds <= CHEAP_ENOUGH_S:
+        return MC_START, None
+    cheaper = f"Started at {MC_CHEAP.rollouts} rollouts of at most {MC_CHEAP.max_new_tokens} tokens per state"
+    if full is None or states is None:
+        return (
+            MC_CHEAP,
+            f"{cheaper}: no sampling speed is measured on this machine yet, and on 2 CPU cores "
+            f"{MC_START.rollouts} × {MC_START.max_new_tokens} takes minutes per trace.",
+        )
+    return MC_CHEAP, (f"{cheaper}: {MC_START.rollouts} × {MC_START.max_new_tokens} would take {full.line()}.")
+
+
 def monte_carlo_panel(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, wanted: bool) -> dict[str, Any] | None:
-    """Monte Carlo's settings and its background job (any tab finds the job for the same settings); its options
-    once its rollouts for these settings are drawn, else None."""
+    """Monte Carlo's settings and its background job (any tab finds the job for the same settings; asking again
+    joins it), with an estimate of its time before it starts; its options once its rollouts for these settings
+    are drawn, else None."""
     st.subheader("Monte Carlo rollouts")
-    options = settings_form(MonteCarloConfig, "mc", initial=MC_START, more="More Monte Carlo settings")
+    states = _states(analyzer, trace, segmenter)
+    if "mc_start" not in st.session_state:  # chosen once a session: a start that moved would orphan a run's results
+        st.session_state["mc_start"] = _mc_start(analyzer, states)
+    start, why = st.session_state["mc_start"]
+    if why:
+        st.caption(why)
+    options = settings_form(MonteCarloConfig, "mc", initial=start, more="More Monte Carlo settings")
     mc = build(estimators.get("mc"), options)
     jobs = resources.jobs()
     settings_key = f"mc:{trace.content_hash}:{segmenter.config!r}:{mc.config!r}"
@@ -55,15 +98,21 @@ def monte_carlo_panel(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, wa
     def run(job: Job) -> None:
         """Counts states from the start: states already sampled (stored rollouts) count as done."""
         job.progress(0, 0, "scoring the trace to place its states")
-        states = analyzer.segment(trace, segmenter).k
-        job.progress(0, states, "sampling the first state")
-        report = lambda done, todo: job.progress(states - todo + done, states, "states sampled")  # noqa: E731
-        analyzer.analyze(trace, segmenter, mc, progress=report)
+        count = analyzer.segment(trace, segmenter).k
+        job.progress(0, count, "sampling rollouts")
+        report = lambda done, todo: job.progress(count - todo + done, count, "sampling rollouts")  # noqa: E731
+        run_monte_carlo(analyzer, trace, segmenter, options, progress=report)
 
-    help_text = "Samples in the background" if wanted else "Add 'mc' to the methods first"
-    if st.button("Run Monte Carlo", key="mc_run", disabled=not wanted, help=help_text):
-        job = jobs.submit(f"MC for {trace.short_id}", run, kind="mc", key=settings_key, unit="states")
-        st.session_state["mc_job"] = job.id
+    left, right = st.columns([1, 3])
+    clicked = left.button("Run Monte Carlo", key="mc_run", disabled=not wanted)
+    if not wanted:
+        right.caption("Add **mc** to the methods above to run it.")
+    else:
+        guess = estimate_sampling(analyzer.lm, _rollout_tokens(mc.config, states or 1), resources.store())
+        per = f" for its {states} states" if states else " per state"
+        right.caption(f"Time here{per}: {guess.line()}." if guess else NOT_MEASURED)
+    if clicked:
+        start_job("mc_job", f"Monte Carlo on “{trace.display_name}”", run, kind="mc", key=settings_key, unit="states")
 
     def rerun_when_done(job: Job) -> None:
         if job.status == "done":
@@ -83,7 +132,8 @@ def monte_carlo_panel(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, wa
 
 
 def cost_frame(comparison: Comparison) -> pd.DataFrame:
-    """What each method cost, with its checks (efficiency gap, completeness) and notes."""
+    """What each method cost when it was computed (``cached`` when it comes from the cache now), with its
+    checks (efficiency gap, completeness); the notes are listed in full by ``cost_notes``."""
     return pd.DataFrame(
         [
             {
@@ -91,8 +141,14 @@ def cost_frame(comparison: Comparison) -> pd.DataFrame:
                 "seconds": round(r.cost.seconds, 2),
                 "tokens in": r.cost.tokens_processed,
                 "tokens generated": r.cost.tokens_generated,
-                "notes": "; ".join([*(f"{k}={v:.3g}" for k, v in r.checks.items()), *r.notes]),
+                "source": "cached" if r.cached else "computed now",
+                "checks": "; ".join(f"{k}={v:.3g}" for k, v in r.checks.items()),
             }
             for name, r in comparison.methods.items()
         ]
     )
+
+
+def cost_notes(comparison: Comparison) -> list[str]:
+    """Every method's notes (caveats such as truncated rollouts), whole."""
+    return [f"**{name}**: {note}" for name, r in comparison.methods.items() for note in r.notes]

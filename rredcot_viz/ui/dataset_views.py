@@ -9,15 +9,18 @@ import streamlit as st
 
 from rredcot_viz.diagnosis.capability import capability
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.estimators import ValueEstimator
+from rredcot_viz.estimators import ValueEstimator, estimators
 from rredcot_viz.figures import histogram, position_profile
 from rredcot_viz.paths import shared_data_dir
+from rredcot_viz.segmenters import segmenters
 from rredcot_viz.store import Store
 from rredcot_viz.traces.importers import ImportReport, import_file
 from rredcot_viz.traces.importers.readers import DATA_SUFFIXES
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.ui.method_controls import LIVE_ESTIMATORS
+from rredcot_viz.ui.settings_form import preset
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
-from rredcot_viz.workflows.dataset import dataset_runs, load_run, position_points, records_frame
+from rredcot_viz.workflows.dataset import dataset_runs, load_run, position_points, records_frame, run_settings
 from rredcot_viz.workflows.runs import run_label, store_import
 
 
@@ -65,6 +68,18 @@ def import_panel(store: Store) -> None:
     )
     for message in [*map(str, report.issues[:5]), *report.warnings]:
         st.warning(message)
+
+
+def open_in_inspect(trace_hash: str, collection: str, settings: dict) -> None:
+    """Inspect the trace live with the segmenter and estimator the run used (not the recorded scores)."""
+    st.session_state.update(trace_hash=trace_hash, trace_source="Stored", collection=collection, inspect_source="live")
+    if settings.get("segmenter") in segmenters:
+        st.session_state["inspect_segmenter"] = settings["segmenter"]
+        preset(segmenters.get(settings["segmenter"]).Config, "inspect", settings.get("segmenter_config", {}))
+    if settings.get("estimator") in LIVE_ESTIMATORS:
+        st.session_state["inspect_estimator"] = settings["estimator"]
+        preset(estimators.get(settings["estimator"]).Config, "inspect", settings.get("estimator_config", {}))
+    st.switch_page("pages/inspect.py")
 
 
 def trace_selection(store: Store) -> tuple[str, list[Trace]]:
@@ -135,8 +150,7 @@ def run_view(store: Store, collection: str) -> None:
     )
     rows = selection.selection.rows if selection else []
     if rows and st.button("Open the selected trace in Inspect", key="dataset_open"):
-        st.session_state.update(trace_hash=frame.iloc[rows[0]]["hash"], trace_source="Stored", collection=collection)
-        st.switch_page("pages/inspect.py")
+        open_in_inspect(frame.iloc[rows[0]]["hash"], collection, run_settings(store, run_id))
     st.download_button(
         "Download this run (CSV)", frame.to_csv(index=False).encode(), file_name=f"{run_id}.csv", mime="text/csv"
     )

@@ -15,12 +15,17 @@ from rredcot_viz.engine import AnalysisResult, Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.figures import reset_tree, trace_heatmap, value_curves
+from rredcot_viz.figures.colors import ShadeScale
+from rredcot_viz.jobs import Job
 from rredcot_viz.segmenters import Segment, Segmenter
 from rredcot_viz.traces.needs import describe
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.ui.jobs import StreamlitProgress
+from rredcot_viz.types import Rollout
+from rredcot_viz.ui import resources
+from rredcot_viz.ui.jobs import JobTexts, StreamlitProgress, job_progress, start_job
 from rredcot_viz.ui.method_controls import build, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
+from rredcot_viz.workflows.estimate import NOT_MEASURED, estimate_sampling
 
 VALUE_NOTES = {
     "answer_only": "this trace has a reference answer but no reference solution, so the curve is R̂ alone (β = 0).",
@@ -90,13 +95,14 @@ def _show_verdicts(
         {
             **{f"{n} score": float(v.scores[s.index]) for n, v in verdicts.items()},
             **({"sigma": float(estimate.sigma[s.index])} if estimate else {}),
-            "detectors flagging": float(flags[s.index]),
+            "detectors flagging": int(flags[s.index]),
         }
         for s in segments
     ]
     left, right = st.columns([3, 2])
     answer_text = trace.cot[segments[-1].char_span[1] :]
-    left.html(trace_heatmap([s.text for s in segments], flags, tips, scale="sequential", answer_text=answer_text))
+    counts = ShadeScale("sequential", 0.0, float(max(len(verdicts), 1)), 0.5, quantity="detectors flagging")
+    left.html(trace_heatmap([s.text for s in segments], flags, tips, scale=counts, answer_text=answer_text))
     left.caption("Darker = flagged as the first error by more detectors. Hover for every detector's score.")
     if estimate:
         right.plotly_chart(
@@ -105,20 +111,30 @@ def _show_verdicts(
         )
     rows = [  # one text column: segment numbers and "none" (a mixed column is not Arrow-serialisable)
         {"detector": n, "first error (segment)": str(v.segment or "none"), "abstained": v.abstained}
-        | {"seconds": round(v.cost.seconds, 1)}
+        | {"seconds": round(v.cost.seconds, 1), "source": "cached" if v.cached else "computed now"}
         for n, v in verdicts.items()
     ]
     if trace.first_error is not None:
         labelled = str(trace.first_error + 1) if trace.first_error >= 0 else "none"
-        rows.append({"detector": "label", "first error (segment)": labelled, "abstained": False, "seconds": 0.0})
-    right.dataframe(pd.DataFrame(rows), hide_index=True, key="diagnose_verdicts")
+        rows.append({"detector": "label", "first error (segment)": labelled, "abstained": False, "seconds": 0.0,
+                     "source": "the trace's label"})  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="diagnose_verdicts")
+
+
+FINISHED_BECAUSE = {"eos": "ended", "stop": "reached a stop text", "answer": "stated an answer"}
+
+
+def finish_words(rollout: Rollout, cap: int) -> str:
+    """Why a sampled suffix ended, in words."""
+    return FINISHED_BECAUSE.get(rollout.finish_reason, f"hit the {cap}-token cap")
 
 
 def reset_panel(
     analyzer: Analyzer, trace: Trace, segmenter: Segmenter, segments: list[Segment], verdicts: dict[str, FirstError]
 ) -> tuple[int, ResetConfig]:
-    """Reset before a segment (a verdict's by default) and sample suffixes; the outcome as a tree. Returns the
-    segment and the resampling settings (the edit panel reuses them)."""
+    """Reset before a segment (a verdict's by default) and sample suffixes in the background (with an estimate
+    of its time first; asking again joins the running job); the outcome as a tree. Returns the segment and the
+    resampling settings (the edit panel reuses them)."""
     st.subheader("Reset and resample")
     default_segment = next((v.segment for v in verdicts.values() if v.segment), 1)
     segment = int(
@@ -132,15 +148,36 @@ def reset_panel(
         )
     )
     config = build(ResetConfig, settings_form(ResetConfig, "diagnose_reset", more="More resampling settings"))
-    if st.button("Resample from here", key="diagnose_resample"):
-        with st.spinner("Sampling suffixes..."):
-            try:
-                result = reset_resample(analyzer, trace, segmenter, segment, config)
-                st.session_state["diagnose_reset"] = (trace.content_hash, result)
-            except RredcotError as error:
-                st.error(str(error))
-    owner, reset = st.session_state.get("diagnose_reset", (None, None))
-    if reset is None or owner != trace.content_hash or reset.k != len(segments):
+    jobs = resources.jobs()
+    key = f"reset:{trace.content_hash}:{segmenter.config!r}:{segment}:{config!r}"
+    found = jobs.latest(key)
+    st.session_state["reset_job"] = found.id if found is not None else ""
+
+    def run(job: Job) -> None:
+        job.note("sampling suffixes")
+        reset_resample(analyzer, trace, segmenter, segment, config)
+
+    left, right = st.columns([1, 3])
+    clicked = left.button("Resample from here", key="diagnose_resample")
+    guess = estimate_sampling(analyzer.lm, config.suffixes * config.max_new_tokens, resources.store())
+    right.caption(f"Time here: {guess.line()}." if guess else NOT_MEASURED)
+    if clicked:
+        label = f"Reset of “{trace.display_name}” before segment {segment}"
+        start_job("reset_job", label, run, kind="reset", key=key, unit="reset")
+
+    def rerun_when_done(job: Job) -> None:
+        if job.status == "done":
+            st.rerun(scope="app")
+
+    texts = JobTexts(cancelled="Cancelled; no suffix of the call in progress was kept.")
+    job_progress("reset_job", texts, on_end=rerun_when_done)
+    job = jobs.get(st.session_state["reset_job"])
+    if job is None or job.status != "done":
+        return segment, config
+    try:  # the suffixes are stored: this reads them back, with no model call
+        reset = reset_resample(analyzer, trace, segmenter, segment, config)
+    except RredcotError as error:
+        st.error(str(error))
         return segment, config
     low, high = reset.interval
     st.caption(
@@ -153,7 +190,10 @@ def reset_panel(
     root = f"segments 1–{reset.segment - 1}" if reset.segment > 1 else "question only"
     st.plotly_chart(reset_tree(root, branches, (str(trace.answer), bool(trace.outcome))), key="diagnose_tree")
     for r in reset.suffixes:
-        with st.expander(f"{'✅' if r.correct else '❌'} seed {r.seed} → {r.answer} ({r.finish_reason})"):
+        answer = f"answer {r.answer}" if r.answer else "no answer"
+        with st.expander(
+            f"{'✅' if r.correct else '❌'} seed {r.seed}: {answer} ({finish_words(r, config.max_new_tokens)})"
+        ):
             st.text(reset.prefix_text[-400:] + "⟨reset⟩" + r.text)
     return segment, config
 

@@ -3,6 +3,7 @@ a background job (the same workflow as ``eval-diagnosis``), follow it, and read 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import streamlit as st
@@ -18,7 +19,7 @@ from rredcot_viz.paths import data_dir, shared_data_dir
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.settings import SettingSpec
 from rredcot_viz.ui import resources
-from rredcot_viz.ui.jobs import JobTexts, job_progress
+from rredcot_viz.ui.jobs import JobTexts, job_progress, start_job
 from rredcot_viz.ui.method_controls import method_picker, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.upload import upload_widget
@@ -28,6 +29,7 @@ from rredcot_viz.workflows.diagnose import (
     RecordSelection,
     plan_evaluation,
 )
+from rredcot_viz.workflows.estimate import estimate_units, time_line
 
 DEFAULT_DETECTORS = ["min_sigma", "value_drop", "step_verifier"]  # cheap: one analysis and one pass per trace
 UPLOAD = "upload a file"
@@ -72,13 +74,17 @@ def start_form(config: ModelConfig) -> None:
         key="eval_detectors",
         help="\n\n".join(f"**{n}**: {summary(detectors, n)}" for n in detectors.names()),
     )
-    with st.form("eval_form"):
+    with st.form("eval_form", enter_to_submit=False):
         chosen = _chosen_file()
         selection = settings_form(
             RecordSelection, "eval", initial=APP_SELECTION, columns=3, custom={"segmenter": _segmenter_picker}
         )
         options = method_settings({name: detectors.get(name).Config for name in names}, "eval")
         submitted = st.form_submit_button("Evaluate in the background")
+    records = selection.get("sample")
+    if records:
+        seconds, how = estimate_units(resources.store(), "diagnosis", records * len(names), "record × detector runs")
+        st.caption(time_line(seconds, how))
     if not submitted:
         return
     if chosen is None or not names:
@@ -100,10 +106,10 @@ def start_form(config: ModelConfig) -> None:
 
         return EvaluationRecord(store, lm, request, plan, sampler).run(report).run_id  # each detector stored as it ends
 
-    label = f"evaluate {', '.join(names)} on {shown}"
+    label = f"Evaluation of {', '.join(names)} on {shown}"
     total = len(plan.traces) * len(names)
-    job = resources.jobs().submit(label, run, kind="diagnosis", unit="traces", total=total)
-    st.session_state["eval_job"] = job.id
+    key = "diagnosis:" + json.dumps([str(path), shown, names, options, selection, read], sort_keys=True, default=str)
+    start_job("eval_job", label, run, kind="diagnosis", key=key, unit="traces", total=total)
 
 
 def _open_run(job: Job) -> None:
@@ -148,5 +154,8 @@ def evaluation_panel(config: ModelConfig) -> None:
         "continuations sampled from the question (self-consistency); `step_verifier` asks the model about each "
         "step and needs nothing but the steps."
     )
-    job_progress("eval_job", JobTexts(done="Evaluation stored."), on_end=_open_run)
+    jobs = resources.jobs()
+    job_progress(
+        "eval_job", JobTexts(done="Evaluation stored."), on_end=_open_run, find=lambda: jobs.active("diagnosis")
+    )
     stored_runs()

@@ -7,9 +7,11 @@ import streamlit as st
 
 from rredcot_viz.engine import AnalysisResult
 from rredcot_viz.figures import trace_heatmap
+from rredcot_viz.figures.colors import shade_scale
 from rredcot_viz.segmenters.hybrid import replay
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui.analysis import Analysis
+from rredcot_viz.ui.shading import relative_switch
 
 SHADES = {
     "sigma": "σ: credit this segment earned (value after minus before)",
@@ -50,15 +52,22 @@ def shaded_trace(result: AnalysisResult, trace: Trace) -> None:
         {**{name: float(v[s.index]) for name, v in values.items()}, "sigma": float(result.sigma[s.index])}
         for s in segments
     ]
-    view = st.radio("View", ["Heatmap", "Rendered (LaTeX)"], horizontal=True, key="inspect_view")
+    left, right = st.columns([1, 1])
+    view = left.radio("View", ["Heatmap", "Rendered (LaTeX)"], horizontal=True, key="inspect_view")
+    with right:
+        relative = relative_switch("inspect_relative")
+    kind = "diverging" if shade == "sigma" else "sequential"
+    scale = shade_scale(scores, kind, relative=relative, quantity=SHADES[shade].split(":")[0])
     if view == "Heatmap":
-        scale = "diverging" if shade == "sigma" else "sequential"
         answer_text = trace.cot[segments[-1].char_span[1] :]
         st.html(trace_heatmap([s.text for s in segments], scores, tooltips, scale=scale, answer_text=answer_text))
         st.caption("Hover a segment for its values; red lowered and green raised the value (σ), or darker = higher.")
         return
+    st.caption(scale.describe())
     for segment, score in zip(segments, scores, strict=True):
-        colour = "green" if score > 0 else "red" if score < 0 else "gray"
+        colour = (
+            "gray" if not scale.tinted(score) else "blue" if kind == "sequential" else "green" if score > 0 else "red"
+        )
         st.markdown(f":{colour}-badge[{segment.index + 1} · {SHADES[shade].split(':')[0]} {score:+.3f}] {segment.text}")
 
 
@@ -85,6 +94,8 @@ def merge_replay(analysis: Analysis) -> None:
                 [s.text for s in replayed.segments],
                 [s.entropy_sum for s in replayed.segments],
                 [{"entropy sum": s.entropy_sum, "tokens": s.n_tokens} for s in replayed.segments],
-                scale="sequential",
+                scale=shade_scale(
+                    [s.entropy_sum for s in replayed.segments], "sequential", relative=True, quantity="entropy sum"
+                ),
             )
         )

@@ -1,15 +1,17 @@
-"""Background jobs in the app: one way to show a job (progress, cancel, outcome), used by a page's own job
-(``job_progress``) and by the sidebar list of every job (``jobs_panel``); and a progress bar for calls that
-run while the page waits (``StreamlitProgress``)."""
+"""Background jobs in the app: one way to start a job (``start_job``: an identical running job is joined, and
+the whole app reruns so every view of jobs sees it), one way to show a job (progress, cancel, outcome), used by
+a page's own job (``job_progress``) and by the sidebar list of every job (``jobs_panel``); and a progress bar
+for calls that run while the page waits (``StreamlitProgress``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
-from rredcot_viz.jobs import Job
+from rredcot_viz.jobs import Job, live_message
 from rredcot_viz.ui import resources
 
 
@@ -24,39 +26,70 @@ class JobTexts:
 
 
 def job_line(job: Job) -> str:
-    """A job's progress in words: its count of units (or its message), seconds, and the tokens it spent."""
+    """A job's state in words: what it waits for, or its count of units and what its running call has done, the
+    seconds and the tokens it spent."""
     cost = job.cost
     tokens = int(cost.get("tokens_processed", 0) + cost.get("tokens_generated", 0))
-    count = f"{job.done}/{job.total} {job.unit}" if job.total else job.message or "starting"
-    message = f" ({job.message})" if job.total and job.message else ""
-    return f"{job.label}: {count}{message}, {job.elapsed:.0f} s · {tokens} tokens"
+    spent = f"{job.elapsed:.0f} s · {tokens:,} tokens"
+    if job.status == "queued":
+        return f"{job.label}: {live_message(job) or 'queued'} (starts when it ends)"
+    if job.status == "cancelling":
+        return f"{job.label}: cancelling… (stops at its next sampling step) · {spent}"
+    count = f"{job.done}/{job.total} {job.unit}" if job.total else ""
+    if not job.active:  # what it reached, not what it was doing last
+        return " · ".join(part for part in (f"{job.label}: {job.status}", count, spent) if part)
+    detail = live_message(job) or ("" if job.total else "starting")
+    return f"{job.label}: {' · '.join(part for part in (count, detail) if part)} · {spent}"
 
 
 def show_job(job: Job, key: str, texts: JobTexts | None = None, compact: bool = False) -> bool:
     """A job's progress bar and cancel button while it runs, its outcome once it has ended (a caption when
-    ``compact``). Returns True on the one render where ``key`` first sees it ended (to rerun for its results)."""
+    ``compact``, as in the sidebar). Returns True on the one render where ``key`` first sees it ended (to rerun
+    for its results)."""
     texts = texts or JobTexts()
     if job.active:
-        left, right = st.columns([4, 1])
-        left.progress(job.fraction, text=job_line(job))
-        if right.button(texts.cancel, key=f"{key}_cancel_{job.id}"):
+        if compact:  # the sidebar is narrow: the bar, then the button under it, never a clipped column
+            bar, place = st.empty(), st
+        else:
+            left, place = st.columns([5, 1])
+            bar = left.empty()
+        cancelling = job.status == "cancelling"
+        label = "Cancelling…" if cancelling else texts.cancel
+        if place.button(label, key=f"{key}_cancel_{job.id}", disabled=cancelling):
             if not resources.jobs().cancel(job.id):
                 st.info("That job does not run in this app process.")
             elif texts.cancel_note:
                 st.info(texts.cancel_note)
+        bar.progress(job.fraction, text=job_line(job))  # drawn after the button: a cancel shows at once
         return False
     if compact:
-        st.caption(f"{job_line(job)} · {job.status}")
+        st.caption(job_line(job))
         return False
     if job.status == "failed":
         st.error(job.error)
     elif job.status == "cancelled":
         st.warning(texts.cancelled or f"Cancelled after {job.elapsed:.0f} s.")
+    elif job.status == "interrupted":
+        st.warning(f"{job.label} was interrupted: the app stopped while it ran. Start it again to continue.")
     elif texts.done:
         st.success(texts.done)
     first_seen = st.session_state.get(f"{key}_seen") != job.id
     st.session_state[f"{key}_seen"] = job.id
     return first_seen
+
+
+def start_job(
+    session_key: str, label: str, function: Callable[[Job], Any], *, rerun: bool = True, **options: Any
+) -> Job:
+    """Submit ``function`` as a background job (or join the identical one already running: same ``key``),
+    remember it as this page's job under ``session_key`` and rerun the app, so the page and the sidebar follow
+    it from the next render."""
+    job = resources.jobs().submit(label, function, **options)
+    st.session_state[session_key] = job.id
+    st.session_state[f"{session_key}_joined"] = job.requests > 1
+    if rerun:
+        st.rerun()
+    return job
 
 
 def job_progress(
@@ -67,13 +100,22 @@ def job_progress(
     idle: str | None = None,
     body: Callable[[Job | None], None] | None = None,
     every: float = 1.0,
+    find: Callable[[], Job | None] | None = None,
 ) -> None:
     """The job whose id ``st.session_state[session_key]`` holds, redrawn every ``every`` s while it runs (a
-    fragment: only this part reruns). ``on_end(job)`` runs on the first render that sees it ended (e.g. open its
-    result and ``st.rerun(scope="app")``); ``idle`` is shown when there is no job; ``body`` draws whatever the
-    page redraws with it (live curves)."""
+    fragment: only this part reruns). ``find()`` finds the page's running job when the session knows none (after
+    a reload), so its progress and cancel button come back. ``on_end(job)`` runs on the first render that sees
+    it ended (e.g. open its result and ``st.rerun(scope="app")``); ``idle`` is shown when there is no job;
+    ``body`` draws whatever the page redraws with it (live curves)."""
     manager = resources.jobs()
     running = manager.get(st.session_state.get(session_key, ""))
+    if (running is None or not running.active) and find is not None:
+        found = find()
+        if found is not None:
+            st.session_state[session_key] = found.id
+            running = found
+    if st.session_state.pop(f"{session_key}_joined", False):
+        st.info("The same job was already running: this page follows it instead of starting a second one.")
 
     @st.fragment(run_every=every if running is not None and running.active else None)
     def progress() -> None:
@@ -90,20 +132,25 @@ def job_progress(
 
 def jobs_panel(limit: int = 8) -> None:
     """Every tab's view of the store's jobs in the sidebar: running ones with progress and a cancel button, then
-    the finished ones."""
+    the finished ones; the count is taken on every redraw."""
     manager = resources.jobs()
-    listed = manager.jobs(limit=limit)
-    if not listed:
+    if not manager.jobs(limit=limit):
         return
-    running = [job for job in listed if job.active]
 
-    @st.fragment(run_every=2.0 if running else None)
+    @st.fragment(run_every=2.0 if manager.running_count() else None)
     def panel() -> None:
-        with st.sidebar.expander(f"Jobs ({len(running)} running)", expanded=bool(running)):
-            for job in manager.jobs(limit=limit):
+        listed = manager.jobs(limit=limit)
+        running = sum(job.active for job in listed)
+        with st.expander(f"Jobs ({running} running)", expanded=bool(running)):
+            for job in listed:
                 show_job(job, "jobs", compact=True)
+        if not running and st.session_state.get("jobs_panel_polling"):
+            st.session_state["jobs_panel_polling"] = False
+            st.rerun(scope="app")  # stop polling: the last job ended
+        st.session_state["jobs_panel_polling"] = bool(running)
 
-    panel()
+    with st.sidebar:
+        panel()
 
 
 class StreamlitProgress:

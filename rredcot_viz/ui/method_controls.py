@@ -52,7 +52,10 @@ def method_picker(
         wanted = f" Needs {describe(registry.get(name).needs) or 'nothing but the text'}." if needs else ""
         return f"**{name}**: {summary(registry, name)}{wanted}"
 
-    index = names.index(default) if default in names else 0
+    if key in st.session_state and st.session_state[key] not in names:
+        del st.session_state[key]  # a choice this page no longer offers (e.g. "given" on a trace without steps)
+    # with a key, the widget's state is its value; an index besides a value set by code only draws a warning
+    index = 0 if key in st.session_state else names.index(default) if default in names else 0
     return st.selectbox(label, names, index=index, key=key, help="\n\n".join(map(line, names)))
 
 

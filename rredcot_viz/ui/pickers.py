@@ -101,14 +101,22 @@ def model_warning(config: ModelConfig) -> None:
         )
 
 
-def _label(trace: Trace) -> str:
-    title = trace.metadata.get("title") or trace.trace_id or trace.question[:50]
-    outcome = {1.0: "correct", 0.0: "failed"}.get(trace.outcome, "outcome unknown")
-    return f"{title} · {outcome}"
+def trace_labels(pool: list[Trace]) -> dict[str, str]:
+    """A unique menu label per trace, by content hash: its name and outcome, and where two traces would read
+    the same (several answers to one question), the start of their hash. Streamlit's selectbox sends the
+    chosen *label* back and maps it to the last option showing it, so equal labels would switch the page to
+    another trace by itself."""
+    outcome = {1.0: "correct", 0.0: "failed"}
+    plain = {t.content_hash: f"{t.display_name} · {outcome.get(t.outcome, 'outcome unknown')}" for t in pool}
+    seen: dict[str, int] = {}
+    for label in plain.values():
+        seen[label] = seen.get(label, 0) + 1
+    return {h: label if seen[label] == 1 else f"{label} · #{h[:8]}" for h, label in plain.items()}
 
 
 def trace_picker(only_failed: bool = False) -> Trace | None:
-    """Sidebar trace choice from the samples, the store, pasted text or an uploaded file."""
+    """Sidebar trace choice from the samples, the store, pasted text or an uploaded file (the paste form and the
+    upload, with what they report, in the main pane). None when there is nothing to show (with the reason)."""
     store = resources.store()
     samples = resources.samples()
     source = st.sidebar.radio(
@@ -116,8 +124,8 @@ def trace_picker(only_failed: bool = False) -> Trace | None:
     )
     if source == "Paste":
         _paste_form()
-    elif source == "Upload":
-        _upload_form()
+    elif source == "Upload" and not _upload_form():
+        return None
     if source == "Samples":
         pool = samples
     else:
@@ -130,29 +138,37 @@ def trace_picker(only_failed: bool = False) -> Trace | None:
         pool = (
             store.traces(collection, limit=2000)
             if source == "Stored"
-            else store.traces("user") + store.traces("upload")
+            else store.traces("user" if source == "Paste" else "upload")
         )
     if only_failed:
         pool = [t for t in pool if t.outcome == 0.0]
-    if not pool:
-        st.sidebar.info(
-            "No traces here yet: paste one or upload a file."
-            if not only_failed
-            else "No failed traces here: pick another source or collection."
-        )
+    by_hash = {t.content_hash: t for t in pool}  # a trace stored twice is one choice
+    if not by_hash:
+        message = {
+            "Paste": "No pasted trace yet: fill in the form above.",
+            "Upload": "No uploaded trace yet: choose a file above.",
+        }.get(source, "No traces here yet: paste one or upload a file.")
+        if only_failed:
+            message = "No failed traces here: pick another source or collection."
+        st.info(message)
         return None
-    hashes = [t.content_hash for t in pool]
-    wanted = st.session_state.get("trace_hash")
-    index = hashes.index(wanted) if wanted in hashes else 0
-    chosen = st.sidebar.selectbox(
-        "Trace", hashes, index=index, format_func=lambda h: _label(pool[hashes.index(h)]), key=f"trace_{source}"
-    )
+    labels = trace_labels(list(by_hash.values()))
+    key = f"trace_{source}"
+    if st.session_state.get(key) not in by_hash:  # first visit, or the chosen one left the pool: start from the
+        wanted = st.session_state.get("trace_hash")  # app's current trace (set here, or by "Open in Inspect")
+        st.session_state[key] = wanted if wanted in by_hash else next(iter(by_hash))
+    chosen = st.sidebar.selectbox("Trace", list(by_hash), format_func=lambda h: labels.get(h, str(h)), key=key)
     st.session_state["trace_hash"] = chosen
-    return pool[hashes.index(chosen)]
+    return by_hash[chosen]
 
 
 def _paste_form() -> None:
-    with st.sidebar.form("paste", clear_on_submit=False):
+    """The paste form in the main pane (open until a trace was pasted), with its outcome beside it."""
+    pasted = bool(resources.store().traces("user", limit=1))
+    with (
+        st.expander("Paste a trace", expanded=not pasted),
+        st.form("paste", clear_on_submit=False, enter_to_submit=False),
+    ):
         question = st.text_area("Question", key="paste_question")
         cot = st.text_area("Reasoning and final answer", height=180, key="paste_cot")
         reference = st.text_input(
@@ -180,22 +196,30 @@ def _paste_form() -> None:
             st.success("Added and selected.")
 
 
-def _upload_form() -> None:
-    upload = upload_widget("upload", container=st.sidebar)
-    if upload is None:
-        return
-    try:
-        report = import_uploaded(upload)
-    except RredcotError as error:
-        st.sidebar.error(str(error))
-        return
-    if report.traces and st.session_state.get("uploaded") != (upload.name, len(upload.data), upload.options):
-        resources.store().put_traces(report.traces, "upload")
-        st.session_state["trace_hash"] = st.session_state["trace_Upload"] = report.traces[0].content_hash
-        st.session_state["uploaded"] = (upload.name, len(upload.data), upload.options)
-    st.sidebar.success(f"{upload.name}: {len(report.traces)} traces ({report.format}); {len(report.issues)} problems")
-    for message in [*map(str, report.issues[:5]), *report.warnings]:
-        st.sidebar.warning(message)
+def _upload_form() -> bool:
+    """The upload in the main pane; False when the file was rejected (the reason shown there, and no other
+    trace in its place)."""
+    uploaded = bool(resources.store().traces("upload", limit=1))
+    with st.expander("Upload a file", expanded=not uploaded):
+        upload = upload_widget("upload")
+        if upload is None:
+            return True
+        try:
+            report = import_uploaded(upload)
+        except RredcotError as error:
+            st.error(str(error))
+            return False
+        if report.traces and st.session_state.get("uploaded") != (upload.name, len(upload.data), upload.options):
+            resources.store().put_traces(report.traces, "upload")
+            st.session_state["trace_hash"] = st.session_state["trace_Upload"] = report.traces[0].content_hash
+            st.session_state["uploaded"] = (upload.name, len(upload.data), upload.options)
+        st.success(f"{upload.name}: {len(report.traces)} traces ({report.format}); {len(report.issues)} problems")
+        for message in [*map(str, report.issues[:5]), *report.warnings]:
+            st.warning(message)
+    if not report.traces:
+        st.error(f"{upload.name} holds no trace this app can read; see the problems above.")
+        return False
+    return True
 
 
 def trace_text_input(config: ModelConfig, trace: Trace) -> SegmenterInput:

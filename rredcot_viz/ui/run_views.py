@@ -19,6 +19,7 @@ from rredcot_viz.store import Store
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.jobs import job_progress
 from rredcot_viz.ui.method_controls import estimator_picker, segmenter_picker
+from rredcot_viz.ui.shading import relative_switch
 from rredcot_viz.ui.share import run_download
 from rredcot_viz.workflows.runs import (
     IMPORTED_KIND,
@@ -165,5 +166,5 @@ def _groups_view(groups: list[RolloutGroup]) -> list[RolloutGroup]:
         prompt = st.selectbox("Prompt", sorted(questions), key="runs_prompt",
                               format_func=lambda p: f"{p} · {' '.join(questions[p].split())[:90]}")  # fmt: skip
         shown = prompt_groups(groups, prompt)
-    st.html(prompt_groups_html(shown))
+    st.html(prompt_groups_html(shown, relative=relative_switch("run_relative", "the groups shown")))
     return shown

@@ -77,6 +77,17 @@ def setting_widget(spec: SettingSpec, value: Any, key: str) -> Any:
     return st.text_input(label, help=spec.help + (" (empty = none)" if spec.optional else ""), key=key)
 
 
+def preset(config_type: type, key: str, values: dict[str, Any]) -> None:
+    """Set the widgets of ``settings_form(config_type, key)`` to ``values`` before the page draws them (e.g. to
+    open a trace with the settings a stored run used); settings the config does not have are ignored."""
+    for spec in specs(config_type):
+        if spec.name in values:
+            value = values[spec.name]
+            if spec.kind not in ("bool", "int", "float") or spec.optional:
+                value = value if spec.choices is not None else _as_text(spec, value)
+            st.session_state[f"{key}_{spec.name}"] = value
+
+
 def follow_default(key: str, default: Any) -> None:
     """Let an untouched widget follow a default that depends on the page; a value the user chose stays (unless
     the widget under ``key`` changed kind, e.g. K from a slider to a text box)."""

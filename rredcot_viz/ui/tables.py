@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
+from rredcot_viz.engine import Analyzer
+from rredcot_viz.segmenters import Segmenter
+from rredcot_viz.workflows.analyze import provenance
 
-def table_with_download(frame: pd.DataFrame, label: str, file_name: str, key: str) -> None:
-    """Show ``frame`` and offer it as a CSV named ``file_name`` (``label`` is the button's text)."""
+
+def table_with_download(
+    frame: pd.DataFrame, label: str, file_name: str, key: str, download: pd.DataFrame | None = None
+) -> None:
+    """Show ``frame`` and offer ``download`` (default: the same table) as a CSV named ``file_name``."""
     st.dataframe(frame, hide_index=True, key=key)
-    csv = frame.to_csv(index=False).encode()
+    csv = (frame if download is None else download).to_csv(index=False).encode()
     st.download_button(label, csv, file_name=file_name, mime="text/csv", key=f"{key}_csv")
+
+
+def with_provenance(
+    rows: list[dict[str, Any]], analyzer: Analyzer, segmenter: Segmenter, settings: dict[str, Any]
+) -> pd.DataFrame:
+    """Rows (with their whole text) and, on each, the model fingerprint and settings they were computed with."""
+    about = provenance(analyzer, segmenter, settings)
+    return pd.DataFrame([{**row, **about} for row in rows])

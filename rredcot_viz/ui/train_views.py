@@ -3,8 +3,11 @@ before/after comparison of a trained adapter."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
+import torch
 
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
@@ -15,49 +18,90 @@ from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.store import Store
 from rredcot_viz.training import TrainConfig, latest_checkpoint, methods, quick
-from rredcot_viz.training.config import method_config_type
+from rredcot_viz.training.config import method_config_type, stored_train_config
 from rredcot_viz.ui import resources
-from rredcot_viz.ui.jobs import JobTexts, StreamlitProgress, job_progress
+from rredcot_viz.ui.jobs import JobTexts, StreamlitProgress, job_progress, start_job
 from rredcot_viz.ui.method_controls import method_picker
 from rredcot_viz.ui.settings_form import settings_form
+from rredcot_viz.ui.shading import relative_switch
+from rredcot_viz.workflows.estimate import estimate_training, time_line
 from rredcot_viz.workflows.train import checkpoint_root, new_run_id, run_training, stored_run, value_shift
+
+APP_EVALUATION = {"eval_problems": 16, "eval_samples": 1}  # held-out answers per evaluation where the CPU is slow
+
+
+def trained_run(job: Job | None) -> str | None:
+    """The run id a training job trains (its key), so a reloaded page finds the run of the running job."""
+    key = job.key if job is not None else None
+    return key.removeprefix("train:") if key and key.startswith("train:") else None
 
 
 def start_run(model_config: ModelConfig, config: TrainConfig, run_id: str | None = None, resume: bool = False) -> None:
-    """A training run as a background job (one model job at a time on this machine)."""
-    running = resources.jobs().get(st.session_state.get("train_job", ""))
-    if running is not None and running.active:
-        st.warning("A run is in progress; stop it first (one model job at a time on this machine).")
-        return
-    base, store = resources.model(model_config), resources.store()
+    """A training run as a background job (one model job at a time on this machine). Asking for the run that
+    is already training (the same settings, or resuming the same run) follows it instead of starting another."""
+    jobs, store = resources.jobs(), resources.store()
+    running = jobs.active("train")
+    if running is not None:
+        current = trained_run(running)
+        stored = store.train_run(current) if current else None
+        same = (resume and current == run_id) or (not resume and stored is not None and _same(stored[0], config))
+        if not same:
+            st.warning(f"Run {current} is training; stop it first (one model job at a time on this machine).")
+            return
+        st.session_state["train_job"], st.session_state["train_job_joined"] = running.id, True
+        st.rerun()
+    base = resources.model(model_config)
     run_id = run_id or new_run_id(config)
 
     def work(job: Job) -> object:
-        progress = lambda done, total: job.progress(done, total, "steps")  # noqa: E731
-        return run_training(base, config, store, run_id=run_id, resume=resume, progress=progress)
+        job.note("preparing the trainer" if not resume else "loading the checkpoint")
+        progress = lambda done, total: job.progress(done, total)  # noqa: E731
+        return run_training(base, config, store, run_id=run_id, resume=resume, progress=progress, on_phase=job.note)
 
-    st.session_state["train_job"] = resources.jobs().submit(f"{config.method} run {run_id}", work).id
     st.session_state["train_runs"] = [run_id, *st.session_state.get("train_runs", [])][:4]
-    st.session_state["train_job_run"] = run_id
+    start_job(
+        "train_job", f"{config.method} run {run_id}", work, kind="train", key=f"train:{run_id}", total=config.steps
+    )
+
+
+def _same(stored: dict, config: TrainConfig) -> bool:
+    """Whether a stored run's settings are ``config`` (so asking for it again joins that run)."""
+    try:
+        return stored_train_config(stored) == config
+    except RredcotError:
+        return False
 
 
 def new_run_form(model_config: ModelConfig) -> None:
-    """The chosen method's settings, generated from its config and started from the quick preset."""
+    """The chosen method's settings, generated from its config and started from the quick preset (with cheaper
+    held-out evaluations on a CPU, said beside the form), and how long the run will take here."""
     method = method_picker("Method", methods, methods.names(), "train_method", "rredcot")
-    with st.expander("New run", expanded=True), st.form("train_form"):
-        values = settings_form(method_config_type(method), "train", initial=quick(method), exclude=("method",))
-        submitted = st.form_submit_button("Start run", type="primary")
-    if submitted:
+    cheap = not torch.cuda.is_available()
+    initial = quick(method, **(APP_EVALUATION if cheap else {}))
+    with st.expander("New run", expanded=True):
+        if cheap:
+            st.caption(
+                f"Held-out evaluations start at {initial.eval_problems} problems × {initial.eval_samples} answer "
+                f"on this CPU (the quick preset's {quick(method).eval_problems} × {quick(method).eval_samples} "
+                "takes minutes per evaluation on 2 cores); raise them for a finer accuracy curve."
+            )
+        with st.form("train_form", enter_to_submit=False):
+            values = settings_form(method_config_type(method), "train", initial=initial, exclude=("method",))
+            submitted = st.form_submit_button("Start run", type="primary")
         try:
-            start_run(model_config, quick(method, **values))
+            config = quick(method, **values)
         except RredcotError as error:
             st.error(str(error))
+            return
+        seconds, how = estimate_training(resources.model(model_config), config, resources.store())
+        st.caption(time_line(seconds, how))
+    if submitted:
+        start_run(model_config, config)
 
 
 def resume_control(model_config: ModelConfig, store: Store, runs: pd.DataFrame) -> None:
     """Resume a stopped run from its last checkpoint."""
-    job = resources.jobs().get(st.session_state.get("train_job", ""))
-    in_progress = st.session_state.get("train_job_run") if job is not None and job.active else None
+    in_progress = trained_run(resources.jobs().active("train"))
     unfinished = runs[runs["status"] != "done"]["run_id"].tolist() if len(runs) else []
     resumable = [r for r in unfinished if r != in_progress and latest_checkpoint(checkpoint_root(r)) is not None]
     if not resumable:
@@ -71,24 +115,40 @@ def resume_control(model_config: ModelConfig, store: Store, runs: pd.DataFrame) 
             st.error(str(error))
 
 
-def live_view(store: Store, plotted: list[str], metric_names: list[str], labels: dict[str, str]) -> None:
-    """The run's progress and the chosen runs' curves, redrawn from the store every two seconds while it runs."""
+def live_view(
+    store: Store, plotted: list[str], metric_names: list[str], labels: dict[str, str], known: list[str]
+) -> None:
+    """The run's progress and Stop button (found again after a reload) and the chosen runs' curves, redrawn
+    from the store every two seconds while it runs; the whole page reruns when the running run first appears
+    in the store or keeps a new step, so the run lists and the step inspector follow it."""
+    jobs = resources.jobs()
+    at_render = {run: _last_kept_step(store, run) for run in known}
 
     def curves(job: Job | None) -> None:
-        running = [st.session_state.get("train_job_run")] if job is not None and job.active else []
-        shown = list(dict.fromkeys([*plotted, *running]))  # a run started this render is not in the list yet
+        running = trained_run(job) if job is not None and job.active else None
+        moved = running is not None and _last_kept_step(store, running) != at_render.get(running, "not listed")
+        if moved and running in store.training_runs()["run_id"].tolist():
+            st.rerun(scope="app")
+        shown = list(dict.fromkeys([*plotted, *([running] if running else [])]))  # a new run is not listed yet
         if shown and metric_names:
             st.plotly_chart(training_curves(store.train_metrics(shown), metric_names, labels), key="train_curves")
         elif not labels:
-            st.info("No training runs yet: start one above (a 30-step run takes about 10 minutes on a CPU).")
+            st.info("No training runs yet: start one above (the estimate under the form says how long it takes).")
 
     texts = JobTexts(
         cancel="Stop",
-        cancel_note="Stopping after the current step; its state is saved so the run can be resumed.",
+        cancel_note="Stopping at the next sampling step; the last whole step is saved so the run can be resumed.",
         cancelled="Stopped; resume it from its last checkpoint below.",
         done="The run finished.",
     )
-    job_progress("train_job", texts, on_end=lambda job: st.rerun(), body=curves, every=2.0)
+    job_progress(
+        "train_job", texts, on_end=lambda job: st.rerun(), body=curves, every=2.0, find=lambda: jobs.active("train")
+    )
+
+
+def _last_kept_step(store: Store, run: str) -> int | None:
+    steps = store.train_rollout_steps(run)
+    return steps[-1] if steps else None
 
 
 def step_inspector(store: Store, known: list[str], labels: dict[str, str]) -> None:
@@ -100,14 +160,17 @@ def step_inspector(store: Store, known: list[str], labels: dict[str, str]) -> No
     if not steps:
         st.info("This run has not kept any rollouts yet.")
         return
-    step = st.select_slider("Step", steps, value=steps[-1], key="train_step")
+    left, right = st.columns([3, 1])
+    step = left.select_slider("Step", steps, value=steps[-1], key="train_step")
+    with right:
+        relative = relative_switch("train_relative", "this step")
     records = store.train_rollouts(run, step)
     metrics = store.train_metrics([run])
     row = metrics[metrics["step"] == step]
     for column, name in zip(st.columns(4), ["reward_mean", "advantage_abs_mean", "loss", "seconds"], strict=True):
         if len(row) and name in row and pd.notna(row[name].iloc[0]):
             column.metric(METRIC_TITLES.get(name, name), f"{float(row[name].iloc[0]):.3f}")
-    st.html(advantage_rows(records))
+    st.html(advantage_rows(records, relative=relative))
     table = [
         {
             "group": r.get("group"),
@@ -123,9 +186,9 @@ def step_inspector(store: Store, known: list[str], labels: dict[str, str]) -> No
 
 def before_after(model_config: ModelConfig, known: list[str], labels: dict[str, str]) -> None:
     """A trace's RREDCoT value curve under the base model and under a run's last checkpoint, and the shift."""
-    finished = [r for r in known if latest_checkpoint(checkpoint_root(r)) is not None]
+    finished = [r for r in known if (latest_checkpoint(checkpoint_root(r)) or Path("step_0000")).name != "step_0000"]
     if not finished:
-        st.info("No run has a checkpoint yet.")
+        st.info("No run has a checkpoint after a training step yet.")
         return
     left, right = st.columns(2)
     run = left.selectbox("Trained run", finished, key="train_compare_run", format_func=labels.get)

@@ -12,7 +12,9 @@ reference paths fill in.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
 from rredcot_viz.engine.analyzer import AnalysisResult, Analyzer
 from rredcot_viz.estimators import estimators
@@ -24,6 +26,20 @@ from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import content_key
 
 FINISHED = ("failed", "cancelled", "interrupted")
+
+
+def provenance(analyzer: Analyzer, segmenter: Segmenter, settings: dict[str, Any]) -> dict[str, str]:
+    """What an exported table was computed with: the model (name and fingerprint), the segmenter and the
+    analysis settings, as columns every exported row carries (so a CSV read later names its source)."""
+    info = analyzer.lm.info()
+    return {
+        "model": str(info["name"]),
+        "model_fingerprint": str(info["fingerprint"]),
+        "segmenter": segmenter.name,
+        "segmenter_settings": config_json(segmenter.config),
+        "analysis_settings": config_json(analyzer.config),
+        "method_settings": json.dumps(settings, sort_keys=True, default=str),
+    }
 
 
 @dataclass(frozen=True)
@@ -90,5 +106,6 @@ def start(work: AnalysisWork, jobs: JobManager) -> Job:
     key = work.key
     job = jobs.latest(key)
     if job is None or job.status in FINISHED or (job.status == "done" and work.pending):
-        job = jobs.submit(f"Analysis of {work.trace.short_id}", work.run, kind="analysis", key=key, unit="chunks")
+        label = f"Analysis of “{work.trace.display_name}”"
+        job = jobs.submit(label, work.run, kind="analysis", key=key, unit="chunks")
     return job

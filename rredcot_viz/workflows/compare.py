@@ -2,11 +2,13 @@
 
 Estimators contribute their redistributed rewards sigma (and their value curves), attributions their
 per-segment scores phi; all share one segmentation, so their agreement is measured on the same units.
-Every method's cost is kept next to its numbers.
+Every method's cost is kept next to its numbers: what it cost when it was computed, also when it now comes
+from the cache (then marked ``cached``), since a cost of zero would misstate what the method needs.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +23,7 @@ from rredcot_viz.estimators import estimators
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.segmenters.base import Segmentation, Segmenter
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.types import CallCost
+from rredcot_viz.types import CallCost, content_key
 
 
 @dataclass
@@ -35,6 +37,7 @@ class MethodResult:
     notes: list[str] = field(default_factory=list)
     cost: CallCost = field(default_factory=CallCost)
     stderr: np.ndarray | None = None  # Shapley permutation sampling
+    cached: bool = False  # served from the cache now; ``cost`` is what it cost when it was computed
 
 
 @dataclass
@@ -49,11 +52,12 @@ class Comparison:
     def matrix(self, metric: str = "spearman") -> tuple[list[str], np.ndarray]:
         return agreement_matrix(self.scores(), metric)
 
-    def rows(self, preview: int = 40) -> list[dict[str, Any]]:
+    def rows(self, preview: int | None = 40) -> list[dict[str, Any]]:
+        """One row per segment with every method's score; the text cut to ``preview`` characters (None: whole)."""
         rows = []
         for segment in self.segmentation.segments:
-            text = " ".join(segment.text.split())
-            row: dict[str, Any] = {"segment": segment.index + 1, "text": text[:preview]}
+            text = " ".join(segment.text.split()) if preview is not None else segment.text
+            row: dict[str, Any] = {"segment": segment.index + 1, "text": text[:preview] if preview else text}
             for name, result in self.methods.items():
                 row[name] = float(result.scores[segment.index])
             rows.append(row)
@@ -100,4 +104,55 @@ def compare(
                 name, "attribution", scores.values, None, {}, scores.checks, scores.notes, scores.cost, scores.stderr
             )
     assert segmentation is not None
+    for name, result in results.items():
+        _keep_cost(analyzer, trace, segmentation, name, options.get(name, {}), result)
     return Comparison(trace, segmentation, results)
+
+
+def remember_cost(
+    analyzer: Analyzer, trace: Trace, segmentation: Segmentation, name: str, options: dict[str, Any], cost: CallCost
+) -> None:
+    """Keep what computing method ``name`` with ``options`` on these segments cost (memory and store)."""
+    context = analyzer.context(trace)
+    key = method_cost_key(context.key, segmentation, name, options)
+    context.cache.put_result(context.key, key, "method-cost", name, dict(options), cost.as_dict(), cost.as_dict())
+
+
+def remembered_cost(
+    analyzer: Analyzer, trace: Trace, segmentation: Segmentation, name: str, options: dict[str, Any]
+) -> CallCost | None:
+    """What computing method ``name`` cost when it was computed, if that was recorded."""
+    context = analyzer.context(trace)
+    stored = context.cache.result(context.key, method_cost_key(context.key, segmentation, name, options))
+    return None if stored is None else CallCost(**{k: stored[k] for k in CallCost.__dataclass_fields__ if k in stored})
+
+
+def method_cost_key(context_key: str, segmentation: Segmentation, name: str, options: dict[str, Any]) -> str:
+    settings = json.dumps(options, sort_keys=True, default=str)
+    return content_key("method-cost", context_key, name, settings, segmentation.cuts, segmentation.state_prefixes[-1])
+
+
+def _keep_cost(
+    analyzer: Analyzer,
+    trace: Trace,
+    segmentation: Segmentation,
+    name: str,
+    options: dict[str, Any],
+    result: MethodResult,
+) -> None:
+    """Record a computed method's cost, or give a cached one the cost it had when it was computed."""
+    if result.cost.calls:
+        remember_cost(analyzer, trace, segmentation, name, options, result.cost)
+        return
+    before = remembered_cost(analyzer, trace, segmentation, name, options)
+    if before is not None:
+        result.cost, result.cached = before, True
+
+
+def run_monte_carlo(
+    analyzer: Analyzer, trace: Trace, segmenter: Segmenter, options: dict[str, Any], progress: ProgressFn | None = None
+) -> None:
+    """Draw Monte Carlo's rollouts for ``compare`` (the slow part, run as a job) and keep what they cost."""
+    analysis = analyzer.analyze(trace, segmenter, estimators.get("mc")(**options), progress)
+    if analysis.cost.calls:
+        remember_cost(analyzer, trace, analysis.segmentation, "mc", options, analysis.cost)

@@ -93,13 +93,27 @@ def records_frame(records: list[DatasetRecord]) -> pd.DataFrame:
             "tokens": r.tokens,
             "sum sigma": round(sum(r.sigma), 6) if r.sigma else math.nan,
             "min sigma at": (r.argmin_sigma + 1) if r.sigma else None,
-            "labelled first error": None if r.first_error_label is None else r.first_error_label + 1,
+            "labelled first error": _first_error_text(r.first_error_label),
             **{f"rho vs {m}": v for m, v in r.agreement.items()},
             "error": r.error or "",
             "hash": r.trace_hash,
         }
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _first_error_text(label: int | None) -> str:
+    """A labelled first error as the table shows it: the 1-based step, "none" for a trace labelled correct, or
+    empty when the trace carries no label."""
+    if label is None:
+        return ""
+    return "none" if label < 0 else str(label + 1)
+
+
+def run_settings(store: Any, run_id: str) -> dict[str, Any]:
+    """The segmenter and estimator (names and configs) a dataset run used."""
+    run = store.run(run_id)
+    return dict(run["settings"]) if run is not None and run["settings"] else {}
 
 
 def position_points(records: list[DatasetRecord], outcome: float | None = None) -> tuple[list[float], list[float]]:

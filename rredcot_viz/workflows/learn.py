@@ -10,8 +10,10 @@ ends correct. The true value of a state is therefore
 and the optimal (RUDDER) redistribution of one trajectory is the difference of consecutive true values,
 with the terminal value the observed outcome R. The page compares it with what GRPO assigns (the outcome
 spread evenly), with Monte Carlo estimates from n rollouts per state, and with RREDCoT-style estimates:
-an "answer now" probability plus the likelihood of the reference path (a point proposal, which ignores the
-recovery paths and so never overestimates).
+an "answer now" probability R-hat plus the likelihood of the reference path v-hat (a point proposal, which
+ignores the recovery paths and so never overestimates V). Their sum Q-hat counts overlapping chances of
+success and can exceed V; ``reading_notes`` says in words what the chosen settings show, so the page's text
+never claims what its numbers do not.
 """
 
 from __future__ import annotations
@@ -107,6 +109,34 @@ def rredcot_values(mdp: ChainMDP, trajectory: Trajectory, answer_skill: float) -
     v_hat = np.array([0.0 if trajectory.flawed_before(t) else mdp.sound_tail(t) for t in range(mdp.k)])
     q_hat = np.append(r_hat + v_hat, trajectory.outcome)
     return {"R_hat": r_hat, "v_hat": v_hat, "Q_hat": q_hat}
+
+
+def reading_notes(
+    true_v: np.ndarray, estimates: dict[str, np.ndarray], errors: dict[str, list], rredcot: str, grpo: str
+) -> list[str]:
+    """What the figures show at these settings, computed from them: where Q-hat overshoots the true V, that
+    v-hat alone never does, and whether RREDCoT-style credit beats GRPO's."""
+    k = len(estimates["v_hat"])
+    notes = []
+    over = [t for t in range(k) if estimates["Q_hat"][t] > true_v[t] + 1e-9]
+    if over:
+        worst = max(over, key=lambda t: estimates["Q_hat"][t] - true_v[t])
+        states = ", ".join(f"s{t + 1}" for t in over)
+        notes.append(
+            f"Q̂ = R̂ + v̂ exceeds the true V at {states} (s{worst + 1}: {estimates['Q_hat'][worst]:.2f} vs "
+            f"{true_v[worst]:.2f}): R̂ and v̂ count overlapping chances of success. Only Q̂'s differences "
+            "become credit, so an overshoot that grows along the chain adds credit to every step."
+        )
+    if all(estimates["v_hat"][t] <= true_v[t] + 1e-9 for t in range(k)):
+        notes.append("v̂ alone never exceeds the true V here: it counts only the reference path.")
+    error = dict(zip(errors["method"], errors["mean |error| vs optimal"], strict=True))
+    ours, theirs = error[rredcot], error[grpo]
+    verdict = "below" if ours < theirs else "above"
+    notes.append(
+        f"RREDCoT-style credit errs by {ours:.4f} per step on average, {verdict} GRPO's {theirs:.4f}"
+        + ("." if ours < theirs else ": R̂'s ramp adds the same credit to every step on top of v̂'s differences.")
+    )
+    return notes
 
 
 def credit_errors(

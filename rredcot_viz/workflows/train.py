@@ -71,9 +71,11 @@ def run_training(
     resume: bool = False,
     progress: Callable[[int, int], None] | None = None,
     on_log: Callable[[dict[str, Any]], None] | None = None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """Train (or resume ``run_id`` from its last checkpoint, with its stored ``config``: see ``resumed_config``)
-    and log to ``store``; returns (run_id, history)."""
+    and log to ``store``; ``on_phase`` hears what the loop does now ("evaluating held-out"); returns (run_id,
+    history)."""
     train, held_out = problems or default_problems(config)
     if resume:
         if run_id is None:
@@ -83,6 +85,8 @@ def run_training(
             raise ConfigError(f"run {run_id} was started with other settings; resume it with resumed_config()")
     run_id = run_id or new_run_id(config)
     trainer = Trainer(base, config, train, held_out, run_id=run_id)
+    if on_phase is not None:
+        trainer.on_phase = on_phase
     if resume:
         trainer.load(checkpoint)
     if store is not None and not resume:

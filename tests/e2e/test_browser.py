@@ -1,10 +1,15 @@
 """End to end in a real headless Chromium (Debian's, driven by playwright): start the server, open Inspect,
 pick a sample trace, move the K slider, hover a segment, check that hostile markup renders as text, and
-use two browser contexts at once. Screenshots go to test-output/."""
+use two browser contexts at once; then what a newcomer met in the first hour: two traces with one question
+keep apart, a Monte Carlo job shows its tokens and cancels within seconds, Enter does not submit a form and a
+second identical request joins the first, a finished evaluation appears without a reload, and a reloaded Train
+page keeps its Stop button. Screenshots go to test-output/."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -14,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from hostile import HOSTILE
+from planted import STEP_RECORDS
 
 from rredcot_viz.paths import PROJECT_ROOT
 from rredcot_viz.store import Store
@@ -43,12 +49,16 @@ def free_port() -> int:
 def server(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: the test command installs Debian's chromium (scripts/dev test)")
-    store_path = tmp_path_factory.mktemp("e2e") / "store.duckdb"
+    folder = tmp_path_factory.mktemp("e2e")
+    store_path = folder / "store.duckdb"
+    (folder / "processbench").mkdir()
+    (folder / "processbench" / "tiny_split.json").write_text(json.dumps(STEP_RECORDS))
     store = Store(store_path)
     store.put_traces([HOSTILE], "user")
     store.close()
     port = free_port()
-    env = {**os.environ, "RREDCOT_STORE": str(store_path), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "RREDCOT_STORE": str(store_path), "HF_HUB_OFFLINE": "1", "RREDCOT_SHARED_DATA": str(folder)}
+    env["RREDCOT_DATA_DIR"] = str(folder / "data")  # checkpoints of the Train test
     log_path = tmp_path_factory.mktemp("log") / "streamlit.log"
     log = log_path.open("w")
     process = subprocess.Popen(
@@ -181,3 +191,165 @@ def test_two_browser_contexts_at_once(server, browser):
         assert "lock" not in page.locator("[data-testid='stAlert']").all_inner_texts().__str__().lower()
         page.screenshot(path=str(OUTPUT / f"context-{index}.png"))
         page.context.close()
+
+
+# ---------------------------------------------------------------------------------- the first hour, round 2
+def body_text(page) -> str:
+    return page.locator("body").inner_text()
+
+
+def wait_text(page, pattern: str, timeout: float = 300) -> re.Match:
+    """Until the page's text matches ``pattern`` (a regex); the match."""
+    deadline, text = time.time() + timeout, ""
+    while time.time() < deadline:
+        text = body_text(page)
+        found = re.search(pattern, text)
+        if found:
+            return found
+        time.sleep(0.25)
+    page.screenshot(path=str(OUTPUT / "failed.png"), full_page=True)
+    raise AssertionError(f"no text matching {pattern!r} within {timeout} s; the page said: {text[:3000]}")
+
+
+def wait_quiet(page, timeout: float = 300) -> None:
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout * 1000)
+    time.sleep(0.5)
+
+
+def open_page(browser, server: str, path: str):
+    """A new tab on ``path``, after the app's entry page has run once in this server: Streamlit serves a deep
+    link of a fresh server from the pages/ folder directly (its v1 mode), without app.py's shell."""
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page.goto(server)
+    page.wait_for_selector("h1", timeout=300_000)
+    page.goto(f"{server}/{path}")
+    return page
+
+
+def number(page, label: str, value: int) -> None:
+    box = page.get_by_label(label, exact=True).first
+    box.fill(str(value))
+    box.press("Tab")
+    wait_quiet(page)
+
+
+def test_two_traces_with_one_question_stay_apart(server, browser):
+    """Streamlit sends the chosen label back; equal labels made the page switch to another trace by itself."""
+    question = "A shelf holds 4 rows of 6 books. How many books?"
+    records = [
+        {"question": question, "cot": "4 rows of 6 make 4 * 6 = 24.\nThe answer is \\boxed{24}.",
+         "reference_answer": "24"},
+        {"question": question, "cot": "Add the rows: 6 + 6 + 6 + 6 = 24.\nThe answer is \\boxed{24}.",
+         "reference_answer": "24"},
+    ]  # fmt: skip
+    upload = OUTPUT / "one_question.jsonl"
+    OUTPUT.mkdir(exist_ok=True)
+    upload.write_text("".join(json.dumps(r) + "\n" for r in records))
+    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Upload", exact=True).click()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(upload))
+    wait_text(page, r"one_question.jsonl: 2 traces")
+    wait_idle(page, live=True)
+    first = page.locator(".rc-trace").first.inner_text()
+    wanted, other = ("6 + 6 + 6 + 6", "4 * 6 = 24") if "4 * 6 = 24" in first else ("4 * 6 = 24", "6 + 6 + 6 + 6")
+    page.get_by_label("Trace", exact=True).click()
+    labels = page.get_by_role("option").all_inner_texts()
+    assert len(labels) == len(set(labels)) == 2 and all(" · #" in label for label in labels)
+    chosen = page.get_by_role("option", selected=True).inner_text()
+    page.get_by_role("option").nth(next(i for i, label in enumerate(labels) if label != chosen)).click()
+    page.wait_for_function(
+        f"() => (document.querySelector('.rc-trace') || {{innerText: ''}}).innerText.includes({wanted!r})",
+        timeout=300_000,
+    )
+    wait_idle(page, live=True)
+    for _ in range(3):  # reruns (a view switch) never bring the other trace back
+        page.get_by_text("Rendered (LaTeX)", exact=True).click()
+        wait_quiet(page)
+        assert wanted in body_text(page) and other not in body_text(page)
+        page.get_by_text("Heatmap", exact=True).click()
+        wait_idle(page)
+        shown = page.locator(".rc-trace").first.inner_text()
+        assert wanted in shown and other not in shown
+    page.close()
+
+
+def test_monte_carlo_shows_its_tokens_joins_a_second_request_and_cancels_within_seconds(server, browser):
+    page = open_page(browser, server, "compare")
+    wait_text(page, r"Monte Carlo rollouts")
+    wait_quiet(page)
+    methods = page.get_by_role("combobox", name="Methods")
+    methods.click()
+    methods.type("mc")
+    methods.press("Enter")
+    methods.press("Escape")
+    wait_quiet(page)
+    number(page, "Rollouts", 2)
+    number(page, "Max new tokens", 300)  # long enough to still run when cancelled
+    page.get_by_role("button", name="Run Monte Carlo").click()
+    wait_text(page, r"Monte Carlo on “")
+    page.get_by_role("button", name="Run Monte Carlo").click()  # the same settings again: joins the job
+    wait_text(page, r"The same job was already running")
+    tokens = wait_text(page, r"sampling rollouts \d+/\d+ · \d+ s · ([\d,]+) tokens", timeout=600)
+    assert int(tokens.group(1).replace(",", "")) > 0  # tokens show while the first state's call runs
+    wait_text(page, r"Jobs \(1 running\)")  # the sidebar counts it (and only once)
+    page.screenshot(path=str(OUTPUT / "mc-running.png"), full_page=True)
+    page.get_by_role("button", name="Cancel").first.click()
+    asked = time.time()
+    wait_text(page, r"Cancelled; the rollouts drawn so far are kept\.", timeout=60)
+    assert time.time() - asked < 15  # lands within a decode step, shown at the next 1 s redraw
+    wait_text(page, r"Jobs \(0 running\)", timeout=30)
+    page.close()
+
+
+def test_enter_does_not_submit_and_a_finished_evaluation_appears_without_a_reload(server, browser):
+    page = open_page(browser, server, "diagnose")
+    wait_text(page, r"Reset and resample", timeout=600)
+    for name in ("loo", "step_verifier"):  # the cheap detectors are enough here
+        page.get_by_role("button", name=f"Remove {name}").first.click()
+        wait_quiet(page, timeout=600)
+    wait_text(page, r"ProcessBench evaluation", timeout=600)
+    assert "No evaluation stored yet" in body_text(page)
+    page.get_by_text("Start an evaluation", exact=True).click()
+    for name in ("value_drop", "step_verifier"):
+        page.get_by_role("button", name=f"Remove {name}").last.click()
+        wait_quiet(page)
+    sample = page.get_by_label("Sample", exact=True)
+    sample.fill("2")
+    sample.press("Enter")  # Enter in a form field must not start a job
+    time.sleep(2)
+    wait_quiet(page)
+    assert "Capability check" not in body_text(page) and "Evaluation of" not in body_text(page)
+    submit = page.get_by_role("button", name="Evaluate in the background")
+    submit.click()
+    wait_text(page, r"Capability check")
+    wait_quiet(page)
+    submit.click()  # asked twice: one job
+    wait_text(page, r"The same job was already running")
+    wait_text(page, r"Evaluation stored\.", timeout=600)
+    wait_text(page, r"F1 is n/a when the sample", timeout=60)  # the run list learnt it, with no reload
+    assert "No evaluation stored yet" not in body_text(page)
+    assert "tiny_split (balanced 2, seed 0)" in page.content()  # the new run is the one shown
+    page.close()
+
+
+def test_a_reloaded_train_page_keeps_its_stop_button_and_progress(server, browser):
+    page = open_page(browser, server, "train")
+    wait_text(page, r"Start run", timeout=300)
+    wait_quiet(page)
+    for label, value in (("Steps", 3), ("Prompts per step", 1), ("Group size", 2), ("Max new tokens", 24)):
+        page.get_by_label(label, exact=True).first.fill(str(value))
+    page.get_by_label("Eval every", exact=True).first.fill("0")
+    page.get_by_role("button", name="Start run").click()
+    wait_text(page, r"run train-\S+: ", timeout=120)
+    page.reload()
+    line = wait_text(page, r"(rredcot|grpo) run (train-\S+): [^\n]*· \d+ s", timeout=120)
+    stop = page.get_by_role("button", name="Stop")
+    stop.wait_for(timeout=30_000)  # the page found its running job again
+    page.screenshot(path=str(OUTPUT / "train-reloaded.png"), full_page=True)
+    stop.click()
+    wait_text(page, r"Stopped; resume it from its last checkpoint below\.", timeout=300)
+    wait_text(page, r"Resume a stopped run from its last checkpoint", timeout=60)  # a stopped run keeps its state
+    assert line.group(2) in page.content()
+    page.close()

@@ -29,7 +29,7 @@ def test_groups_side_by_side_on_one_scale():
     html = prompt_groups_html(groups)
     assert re.findall(r'data-step="(\d+)"', html) == ["1", "3"]  # one column per group, in order
     assert html.count('class="rc-question"') == 1  # one prompt: its question once, above the columns
-    assert 'data-advantage="2.0000"' in html and f"background:{diverging(0.5, 2.0)}" in html  # scale = max |A| = 2
+    assert 'data-advantage="2.0000"' in html and f"background:{diverging(0.5, 1.0)}" in html  # absolute: |A| >= 1 full
     assert "#1 · GRPO +1.00" in html and "#2 · GRPO -1.00" in html
     assert "GRPO advantage = +1.000" in html  # in every segment's hover
     assert html.count("rc-aseg") - html.count(".rc-aseg") == 4  # the uncredited rollout is not shaded

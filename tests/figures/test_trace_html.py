@@ -21,3 +21,12 @@ def test_long_segments_collapse_but_keep_all_text():
     html = trace_heatmap([long, "short"], [1.0, -1.0], [{}, {}], collapse_chars=1000)
     assert "<details>" in html and "[… 4250 more characters]" in html
     assert html.count("x") >= 5000
+
+
+def test_heatmap_carries_its_legend_counts_as_integers_and_no_tint_for_noise():
+    html = trace_heatmap(["a", "b"], [0.0006, -0.3], [{"flags": 2}, {"flags": 0}])
+    assert html.index('class="rc-legend"') < html.index('class="rc-trace"') and 'data-scale="absolute"' in html
+    assert 'data-segment="1" style="background:rgba(0,0,0,0)"' in html  # |sigma| 0.0006: untinted
+    assert 'data-segment="2" style="background:rgba(215,48,39,0.286)"' in html  # 0.10 + 0.62 * 0.3
+    assert "flags = 2" in html and "flags = +2" not in html
+    assert 'class="rc-legend"' not in trace_heatmap(["a"], [0.1], [{}], legend=False)

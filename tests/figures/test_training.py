@@ -46,5 +46,10 @@ def test_rows_shade_segments_grey_the_prefix_and_escape_text():
     assert "reset group · problem 0 · 1 rollouts" in html and "failed parent" in html
     # the prefix "PRE-" spans segment 1 and the start of segment 2: both parts greyed, the rest shaded
     assert html.count('class="rc-prefix"') == 2 and ">PR</span>" in html and ">E-</span>" in html
-    assert 'data-advantage="-1.0000" style="background:rgba(215,48,39,0.390)">tail' in html  # |-1| / max 2
-    assert 'data-advantage="0.5000" style="background:rgba(26,152,80,0.235)">x &lt;script&gt;' in html
+    # one absolute scale: full colour at |advantage| >= 1, the legend says so
+    assert 'data-advantage="-1.0000" style="background:rgba(215,48,39,0.720)">tail' in html
+    assert 'data-advantage="0.5000" style="background:rgba(26,152,80,0.410)">x &lt;script&gt;' in html
+    assert 'data-scale="absolute"' in html and "advantage from −1 (red) to +1 (green)" in html
+    relative = advantage_rows(records, relative=True)  # scaled to the step's largest |advantage|, 2
+    assert 'data-advantage="-1.0000" style="background:rgba(215,48,39,0.410)">tail' in relative
+    assert "full colour = max |advantage| = 2" in relative

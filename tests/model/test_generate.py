@@ -84,3 +84,35 @@ def test_sampling_records_the_entropies_the_scoring_pass_computes(policy):
     assert len(generation.entropies) == len(generation.token_ids) > 0
     stats = policy.token_stats(prompt_ids + generation.token_ids, start=len(prompt_ids))
     np.testing.assert_allclose(generation.entropies, stats.entropies, atol=1e-4)
+
+
+def test_every_decode_step_reports_rows_and_tokens(tiny):
+    """The sampler's heartbeat: rows finished of all asked (across batches), tokens so far; a listener that
+    raises stops the call at that step."""
+    import pytest
+
+    from rredcot_viz.model.meter import listen, measure
+
+    prompt = tiny.encode_prompt(tiny.format_prompt("Count to five."))
+    config = SamplingConfig(temperature=1.0, max_new_tokens=5, batch_size=2)
+    beats = []
+    with measure() as spent, listen(lambda: beats.append((spent.rows, spent.so_far.tokens_generated))):
+        result = tiny.sample([prompt] * 3, [1, 2, 3], config)
+    assert beats[-1] == ((3, 3), result.cost.tokens_generated)
+    assert [rows for rows, _ in beats] == sorted(rows for rows, _ in beats)  # rows only ever finish
+    assert {total for (_, total), _ in beats} == {3} and beats[0][0][0] in (0, 1, 2)
+    assert [tokens for _, tokens in beats] == sorted(tokens for _, tokens in beats)
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_third_step():
+        if len(calls) == 2:
+            raise Stop
+        calls.append(1)
+
+    calls: list[int] = []
+    with listen(stop_at_third_step), pytest.raises(Stop):
+        tiny.sample([prompt] * 3, [1, 2, 3], SamplingConfig(temperature=1.0, max_new_tokens=50, batch_size=4))
+    assert len(calls) == 2
+    assert tiny.sample([prompt], [1], config).generations  # the model's lock was released

@@ -63,3 +63,33 @@ def test_meter_accumulates_costs(tiny):
     tiny.token_stats(tiny.encode("four five"), start=1)
     assert tiny.meter.total.calls == before + 2
     assert tiny.meter.history[-1][0] == "token_stats"
+
+
+def test_heartbeats_show_the_running_call_and_a_listener_can_stop_it():
+    from rredcot_viz.model.meter import heartbeat, listen
+
+    class Stop(Exception):
+        pass
+
+    lm = FakeModel()
+    seen = []
+
+    @model_call("sample")
+    def steps(self, n: int, *, cost: CallCost) -> None:
+        for step in range(n):
+            cost.tokens_generated += 2
+            heartbeat(cost, step + 1, n)
+
+    with measure() as spent:
+
+        def listener():
+            seen.append((spent.so_far.tokens_generated, spent.rows))
+            if len(seen) == 3:
+                raise Stop
+
+        with listen(listener), pytest.raises(Stop):
+            steps(lm, 10)
+    assert seen == [(2, (1, 10)), (4, (2, 10)), (6, (3, 10))]
+    assert spent.running is None and spent.cost.tokens_generated == 6  # the stopped call is recorded once
+    heartbeat(CallCost(tokens_generated=1), 1, 1)  # nobody listens now: nothing happens
+    assert lm.meter.total.tokens_generated == 6

@@ -42,6 +42,10 @@ def test_verdicts_reset_tree_and_evaluation_view():
     app.number_input(key="diagnose_reset_max_new_tokens").set_value(64)
     app.button(key="diagnose_resample").click().run()
     assert not app.exception
+    job = resources.jobs().get(app.session_state["reset_job"])
+    assert job.kind == "reset" and "before segment" in job.label  # a background job with a name
+    assert resources.jobs().wait(job, timeout=300).status == "done", job.error
+    app.run()
     tree = figure_titled(app, "Reset resampling")
     assert len(tree["data"]) == 3  # the original trace and two suffixes
     assert "suffixes reach the reference answer" in " ".join(c.value for c in app.main.caption)
@@ -65,6 +69,9 @@ def test_an_evaluation_starts_as_a_job_and_its_run_opens(tmp_path, monkeypatch):
     assert not app.exception
     job = resources.jobs().get(app.session_state["eval_job"])
     assert (job.kind, job.unit, job.total) == ("diagnosis", "traces", 3)  # real units from the start
+    app.button(key="FormSubmitter:eval_form-Evaluate in the background").click().run()  # asked twice
+    assert app.session_state["eval_job"] == job.id and job.requests == 2  # the second request joined the first
+    assert "The same job was already running" in " ".join(i.value for i in app.info)
     info = " ".join(i.value for i in app.info)
     assert "Capability check" in info and "min_sigma[own_answer]: runs on 3 of 3 records" in info
     resources.jobs().wait(job, timeout=300)

@@ -130,14 +130,14 @@ def test_trace_text_is_escaped():
 def test_paste_adds_a_trace_and_bad_input_gets_a_message():
     app = run_page()
     app.sidebar.radio(key="trace_source").set_value("Paste").run()
-    app.sidebar.text_area(key="paste_question").input("").run()
-    app.sidebar.button[0].click().run()
-    assert "a trace needs a non-empty question" in app.sidebar.error[0].value
-    app.sidebar.text_area(key="paste_question").input("What is 2 + 3?")
-    app.sidebar.text_area(key="paste_cot").input("2 + 3 = 5.\nSo the answer is \\boxed{5}.")
-    app.sidebar.text_input(key="paste_reference").input("5")
-    app.sidebar.button[0].click().run()
-    assert app.sidebar.success[0].value == "Added and selected."  # shown on the run that added it
+    app.main.text_area(key="paste_question").input("").run()
+    app.main.button[0].click().run()
+    assert "a trace needs a non-empty question" in app.main.error[0].value
+    app.main.text_area(key="paste_question").input("What is 2 + 3?")
+    app.main.text_area(key="paste_cot").input("2 + 3 = 5.\nSo the answer is \\boxed{5}.")
+    app.main.text_input(key="paste_reference").input("5")
+    app.main.button[0].click().run()
+    assert app.main.success[0].value == "Added and selected."  # shown on the run that added it
     settle(app)
     assert app.metric[0].value == "5" and any("What is 2 + 3?" in m.value for m in app.markdown)
 
@@ -149,26 +149,26 @@ def test_upload_is_parsed_reported_and_size_limited(monkeypatch):
     content = (json.dumps(good) + "\n{broken\n").encode()
     app = run_page()
     app.sidebar.radio(key="trace_source").set_value("Upload").run()
-    app.sidebar.get("file_uploader")[0].upload("mine.jsonl", content, "application/json")
+    app.main.get("file_uploader")[0].upload("mine.jsonl", content, "application/json")
     settle(app.run())  # the upload's report stays on screen while the file is chosen
-    assert "mine.jsonl: 1 traces (native); 1 problems" in app.sidebar.success[0].value
-    assert "line 2: invalid JSON" in app.sidebar.warning[0].value
+    assert "mine.jsonl: 1 traces (native); 1 problems" in app.main.success[0].value
+    assert "line 2: invalid JSON" in app.main.warning[0].value
     assert app.metric[0].value == "42"
     monkeypatch.setattr("rredcot_viz.ui.upload.MAX_UPLOAD_MB", 0.00001)
-    app.sidebar.get("file_uploader")[0].set_value(("big.jsonl", content, "application/json"))
+    app.main.get("file_uploader")[0].set_value(("big.jsonl", content, "application/json"))
     app.run()
-    assert "the upload limit is" in app.sidebar.error[0].value
+    assert "the upload limit is" in app.main.error[0].value
 
 
 def upload(app, name: str, content: bytes):
     app.sidebar.radio(key="trace_source").set_value("Upload").run()
-    app.sidebar.get("file_uploader")[0].upload(name, content, "application/json")
+    app.main.get("file_uploader")[0].upload(name, content, "application/json")
     return settle(app.run())
 
 
 def test_upload_of_random_bytes_is_a_message_naming_the_users_file():
     app = upload(run_page(), "noise.jsonl", bytes(range(1, 256)) * 8)
-    message = app.sidebar.error[0].value
+    message = app.main.error[0].value
     assert message.startswith("noise.jsonl is not valid utf-8 text: byte 0x80 at offset 127")
     assert "/tmp" not in message and "tmp" not in message.split(":")[0]
 
@@ -176,19 +176,19 @@ def test_upload_of_random_bytes_is_a_message_naming_the_users_file():
 def test_upload_with_natural_field_names_and_latin1_via_the_options():
     record = '{"problem": "Caf\xe9: what is 6 * 7?", "response": "6 * 7 = 42. The answer is 42.", "gt_answer": 42}\n'
     app = upload(run_page(), "mine.jsonl", record.encode("latin-1"))
-    assert "mine.jsonl is not valid utf-8 text" in app.sidebar.error[0].value
-    settle(app.sidebar.selectbox(key="upload_encoding").set_value("latin-1").run())
-    assert not app.sidebar.error
-    assert "mine.jsonl: 1 traces (plain); 0 problems" in app.sidebar.success[0].value
+    assert "mine.jsonl is not valid utf-8 text" in app.main.error[0].value
+    settle(app.main.selectbox(key="upload_encoding").set_value("latin-1").run())
+    assert not app.main.error
+    assert "mine.jsonl: 1 traces (plain); 0 problems" in app.main.success[0].value
 
 
 def test_upload_field_mapping_box():
     content = b'{"q": "What is 6 * 7?", "model_text": "6 * 7 = 42. The answer is 42."}\n'
     app = upload(run_page(), "odd.jsonl", content)
-    assert "odd.jsonl: cannot tell the format" in app.sidebar.error[0].value
-    assert "model_text=cot" in app.sidebar.error[0].value
-    settle(app.sidebar.text_input(key="upload_map").input("model_text=cot, q=question").run())
-    assert "odd.jsonl: 1 traces (native)" in app.sidebar.success[0].value
+    assert "odd.jsonl: cannot tell the format" in app.main.error[0].value
+    assert "model_text=cot" in app.main.error[0].value
+    settle(app.main.text_input(key="upload_map").input("model_text=cot, q=question").run())
+    assert "odd.jsonl: 1 traces (native)" in app.main.success[0].value
 
 
 def test_upload_with_a_lone_surrogate_is_imported_with_a_note():
@@ -218,11 +218,48 @@ def test_k_defaults_to_the_config_and_never_exceeds_the_pieces():
 def test_paste_without_a_solution_falls_back_to_answer_only():
     app = run_page()
     app.sidebar.radio(key="trace_source").set_value("Paste").run()
-    assert "needs it for v̂" in app.sidebar.text_area(key="paste_solution").label
-    app.sidebar.text_area(key="paste_question").input("What is 4 + 4?")
-    app.sidebar.text_area(key="paste_cot").input("4 + 4 = 8.\nSo the answer is \\boxed{8}.")
-    app.sidebar.text_input(key="paste_reference").input("8")
-    settle(app.sidebar.button[0].click().run())
+    assert "needs it for v̂" in app.main.text_area(key="paste_solution").label
+    app.main.text_area(key="paste_question").input("What is 4 + 4?")
+    app.main.text_area(key="paste_cot").input("4 + 4 = 8.\nSo the answer is \\boxed{8}.")
+    app.main.text_input(key="paste_reference").input("8")
+    settle(app.main.button[0].click().run())
     assert not app.error
     assert any(i.value.startswith("Using answer_only instead of rredcot") for i in app.info)
     assert "R_hat" in app.dataframe[0].value.columns and "v_hat" not in app.dataframe[0].value.columns
+
+
+def test_traces_with_one_question_keep_their_own_label_and_stay_chosen():
+    """Streamlit maps a chosen label back to the last option showing it: equal labels switched the page to
+    another trace. Two answers to one question now read apart and the chosen one stays."""
+    import json
+
+    question = "A shelf holds 4 rows of 6 books. How many books?"
+    records = [
+        {"question": question, "cot": "4 * 6 = 24.\nThe answer is \\boxed{24}.", "reference_answer": "24"},
+        {"question": question, "cot": "4 + 6 = 10.\nThe answer is \\boxed{10}.", "reference_answer": "24"},
+        {"question": question, "cot": "6 + 6 + 6 + 6 = 24.\nThe answer is \\boxed{24}.", "reference_answer": "24"},
+    ]
+    content = "".join(json.dumps(r) + "\n" for r in records).encode()
+    app = upload(run_page(), "two_of_one.jsonl", content)
+    picker = app.sidebar.selectbox(key="trace_Upload")
+    labels = list(picker.options)  # what the browser shows and sends back
+    correct = [label for label in labels if label.startswith("A shelf holds 4 rows of 6 books") and "correct" in label]
+    assert len(correct) == 2 and len(set(labels)) == len(labels) and all(" · #" in label for label in correct)
+    assert app.metric[0].value == "24" and any("4 * 6 = 24." in h.proto.body for h in app.get("html"))
+    third = next(t for t in resources.store().traces("upload") if t.cot.startswith("6 + 6"))
+    index = next(i for i, label in enumerate(labels) if label.endswith(f"#{third.content_hash[:8]}"))
+    settle(picker.select_index(index).run())  # a label only its hash tells from the first's
+    for _ in range(2):  # and it stays chosen over reruns
+        settle(app.run())
+        assert any("6 + 6 + 6 + 6 = 24." in h.proto.body for h in app.get("html"))
+        assert not any("4 * 6 = 24." in h.proto.body for h in app.get("html"))
+
+
+def test_relative_colours_say_so_and_print_the_largest_value():
+    app = run_page()
+    body = app.get("html")[0].proto.body
+    assert 'data-scale="absolute"' in body and "Absolute scale: σ from −1 (red) to +1 (green)" in body
+    app.toggle(key="inspect_relative").set_value(True).run()
+    body = app.get("html")[0].proto.body
+    largest = float(re.search(r"full colour = max \|σ\| = ([\d.e-]+)", body).group(1))
+    assert 'data-scale="relative"' in body and 0 < largest <= 1

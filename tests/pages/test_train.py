@@ -85,7 +85,7 @@ def test_a_one_step_run_from_the_form_then_before_and_after():
     jobs = resources.jobs()
     job = jobs.wait(jobs.get(app.session_state["train_job"]), timeout=600)
     assert job.status == "done", job.error
-    run_id = app.session_state["train_job_run"]
+    run_id = job.key.removeprefix("train:")
     app.run()
     assert not app.exception, [e.value for e in app.exception]
     steps = resources.store().train_metrics([run_id])["step"].tolist()
@@ -99,3 +99,33 @@ def test_a_one_step_run_from_the_form_then_before_and_after():
     assert len(base["y"]) == len(trained["y"]) >= 2 and trained["name"] == "trained (step 1)"
     shift = figure_titled(app, "Value shift per state")["data"][0]["y"]
     assert shift == pytest.approx([t - b for t, b in zip(trained["y"], base["y"], strict=True)], abs=1e-9)
+
+
+def test_a_reloaded_page_finds_the_running_run_with_its_stop_button():
+    """A new session (a reload) knows no job: the page finds the running training job, shows its progress and
+    Stop, and Stop asks it to cancel."""
+    import threading
+
+    put_fake_run(resources.store(), "train-running")
+    jobs, release = resources.jobs(), threading.Event()
+
+    def training(job):
+        job.progress(1, 4)
+        job.note("evaluating held-out")
+        release.wait(60)
+
+    job = jobs.submit("grpo run train-running", training, kind="train", key="train:train-running", total=4)
+    try:
+        app = run_page("pages/train.py")  # a fresh session: nothing in its state
+        assert app.session_state["train_job"] == job.id
+        stop = next(b for b in app.button if b.label == "Stop")
+        progress = next(e for e in app.get("progress") if "grpo run train-running" in e.proto.text)
+        assert "1/4 steps · evaluating held-out" in progress.proto.text
+        stop.click().run()
+        assert job.cancel_requested and job.status == "cancelling"
+        assert any("cancelling…" in e.proto.text for e in app.get("progress"))
+        app.run()
+        assert any(b.label == "Cancelling…" and b.disabled for b in app.button)
+    finally:
+        release.set()
+        jobs.wait(job)

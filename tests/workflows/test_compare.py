@@ -35,3 +35,29 @@ def test_all_methods_share_one_segmentation(tiny):
     assert [row["segment"] for row in rows] == [1, 2, 3] and set(methods) <= set(rows[0])
     with pytest.raises(UnknownNameError, match="unknown method 'nope'"):
         method_kind("nope")
+
+
+def test_a_cached_method_keeps_the_cost_it_had_when_computed(tiny):
+    from rredcot_viz.workflows.compare import remembered_cost, run_monte_carlo
+
+    analyzer, segmenter = Analyzer(tiny), segmenters.get("line")()
+    mc = {"rollouts": 2, "max_new_tokens": 4}
+    run_monte_carlo(analyzer, TRACE, segmenter, mc)  # the slow part, as the app's job runs it
+    segmentation = analyzer.segment(TRACE, segmenter)
+    drawn = remembered_cost(analyzer, TRACE, segmentation, "mc", mc)
+    assert drawn is not None and drawn.tokens_generated > 0 and drawn.calls == 4  # stats, then 1 call per state
+    first = compare(analyzer, TRACE, segmenter, ["rredcot", "mc"], {"mc": mc})
+    assert not first.methods["rredcot"].cached and first.methods["rredcot"].cost.calls > 0
+    assert first.methods["mc"].cached and first.methods["mc"].cost == drawn  # not the 0 tokens it costs now
+    again = compare(analyzer, TRACE, segmenter, ["rredcot", "mc", "uniform"], {"mc": mc})
+    assert (
+        again.methods["rredcot"].cached
+        and again.methods["rredcot"].cost.as_dict() == first.methods["rredcot"].cost.as_dict()
+    )
+    assert not again.methods["uniform"].cached and again.methods["uniform"].cost.calls == 0  # never cost anything
+    other = compare(analyzer, TRACE, segmenter, ["mc"], {"mc": {**mc, "seed": 1}})  # other settings: other cost
+    assert not other.methods["mc"].cached and other.methods["mc"].cost.tokens_generated > 0
+
+    whole = first.rows(None)
+    assert [row["text"] for row in whole] == [s.text for s in first.segmentation.segments]
+    assert all(len(row["text"]) <= 40 for row in first.rows())

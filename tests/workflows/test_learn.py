@@ -72,3 +72,20 @@ def test_credit_errors_by_hand():
     assert table["mean |error| vs optimal"] == pytest.approx([0.5, 0.25, 0.0])
     assert table["noise (std over repeats)"] == pytest.approx([0.0, 0.2, 0.0])
     assert table["model samples needed"] == [0, 8, 0]
+
+
+def test_reading_notes_say_what_the_numbers_show():
+    from rredcot_viz.workflows.learn import reading_notes
+
+    mdp, sound = ChainMDP((0.8,) * 4, 0.05), Trajectory(4, None, 1.0)
+    exact, grpo = optimal_redistribution(mdp, sound), grpo_credit(sound)
+    for skill, q_top, ours, better in ((0.3, "1.02", "0.1149", False), (0.1, "0.88", "0.0399", True)):
+        estimates = rredcot_values(mdp, sound, skill)
+        from rredcot_viz.estimators.redistribution import redistribute
+
+        credits = {"GRPO (uniform)": grpo, "RREDCoT-style": redistribute(estimates["Q_hat"], "difference")}
+        table = credit_errors(exact, credits, "mc", np.zeros(4), n=4)
+        notes = reading_notes(true_values(mdp, sound), estimates, table, "RREDCoT-style", "GRPO (uniform)")
+        assert f"exceeds the true V at s2, s3, s4 (s4: {q_top} vs 0.81)" in notes[0]
+        assert notes[1] == "v̂ alone never exceeds the true V here: it counts only the reference path."
+        assert f"errs by {ours} per step on average, {'below' if better else 'above'} GRPO's 0.1098" in notes[2]
