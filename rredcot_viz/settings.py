@@ -10,6 +10,11 @@ range in its metadata. From that one declaration
 
 so a field added to a config appears in both with no other edit (tests/test_settings.py adds one).
 
+A field declared with ``nested(OtherConfig, help)`` holds a whole described config (the trainer's
+``CreditConfig``): its settings are listed by ``specs`` under their own names (unique across the nesting), so
+the CLI options and the widgets stay flat, and ``from_settings`` / ``from_stored`` route a flat value to the
+config that holds it. ``only`` exposes part of the nested config; the rest must keep its defaults.
+
     >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True)
     ... class Toy(Settings):
@@ -46,6 +51,14 @@ class Setting:
     advanced: bool = False  # listed under "more settings" in the app
 
 
+@dataclass(frozen=True)
+class Nested:
+    """What a field holding a whole config tells ``specs``: its help and which of its settings it exposes."""
+
+    help: str
+    only: tuple[str, ...] | None = None  # None: all of them
+
+
 def setting(
     default: Any,
     help: str,
@@ -62,6 +75,12 @@ def setting(
     return field(default=default, metadata=metadata)
 
 
+def nested(config_type: type, help: str, *, only: tuple[str, ...] | None = None) -> Any:
+    """A field holding a whole ``config_type`` (default: its defaults), whose settings count as this config's own
+    (``only``: just those; the others must keep their defaults)."""
+    return field(default_factory=config_type, metadata={"nested": Nested(help, tuple(only) if only else None)})
+
+
 @dataclass(frozen=True)
 class SettingSpec:
     """One described field with its type resolved: ``kind`` is one of ``KINDS``; ``optional`` allows None."""
@@ -76,6 +95,13 @@ class SettingSpec:
     advanced: bool
     optional: bool
     owner: str
+    path: tuple[str, ...] = ()  # the nested fields that lead from the listed config to the one that holds it
+
+    def value_in(self, config: Any) -> Any:
+        """This setting's value in ``config`` (a config of the type whose ``specs`` listed it)."""
+        for name in self.path:
+            config = getattr(config, name)
+        return getattr(config, self.name)
 
     def coerce(self, raw: Any) -> Any:
         """A value of this setting from text (the CLI) or from a widget, checked against its kind."""
@@ -126,18 +152,48 @@ def _bound(value: float | None) -> str:
 
 
 class Settings:
-    """Base of every described config: validates each setting's choices and range after construction."""
+    """Base of every described config: validates each setting's choices and range after construction (a nested
+    config validates its own; one given as a dict, e.g. from stored JSON, is rebuilt first)."""
 
     def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            meta = f.metadata.get("nested")
+            if meta is not None:
+                self._check_nested(f.name, meta)
         for spec in specs(type(self)):
-            spec.check(getattr(self, spec.name))
+            if not spec.path:
+                spec.check(getattr(self, spec.name))
+
+    def _check_nested(self, name: str, meta: Nested) -> None:
+        nested_type = _type_hints(type(self))[name]
+        value = getattr(self, name)
+        if isinstance(value, dict):
+            value = from_stored(nested_type, value)
+            object.__setattr__(self, name, value)  # frozen: set once, while constructing
+        if not isinstance(value, nested_type):
+            raise ConfigError(f"{name} must be a {nested_type.__name__}, got {type(value).__name__}")
+        for spec in specs(nested_type):
+            if meta.only is not None and spec.name not in meta.only and spec.value_in(value) != spec.default:
+                raise ConfigError(
+                    f"{type(self).__name__} does not use {name}.{spec.name} (set to {spec.value_in(value)!r}); "
+                    f"leave it at its default {spec.default!r}"
+                )
 
 
 def specs(config_type: type) -> list[SettingSpec]:
-    """The described fields of a config type, in declaration order (fields without ``setting`` are internal)."""
+    """The described fields of a config type, in declaration order (fields without ``setting`` are internal),
+    those of a ``nested`` config in its place, with their ``path``."""
     hints = _type_hints(config_type)
     found = []
     for f in dataclasses.fields(config_type):
+        inner = f.metadata.get("nested")
+        if inner is not None:
+            found += [
+                dataclasses.replace(spec, path=(f.name, *spec.path))
+                for spec in specs(hints[f.name])
+                if inner.only is None or spec.name in inner.only
+            ]
+            continue
         meta = f.metadata.get("setting")
         if meta is None:
             continue
@@ -178,23 +234,99 @@ def _kind(hint: Any) -> tuple[str, bool, tuple[Any, ...] | None]:
     return name, optional, None
 
 
+_NO_DEFAULT = object()
+
+
+def setting_value(config: Any, name: str, default: Any = _NO_DEFAULT) -> Any:
+    """The value of setting (or field) ``name`` in ``config``, a nested config's settings included; ``default``
+    when it has none (without one: AttributeError)."""
+    for spec in specs(type(config)):
+        if spec.name == name:
+            return spec.value_in(config)
+    if name in {f.name for f in dataclasses.fields(config)}:
+        return getattr(config, name)
+    if default is _NO_DEFAULT:
+        raise AttributeError(f"{type(config).__name__} has no setting {name!r}")
+    return default
+
+
+def setting_names(config_type: type) -> list[str]:
+    """Every name a config of this type takes: its fields and the settings of its nested configs."""
+    nested_specs = [spec for spec in specs(config_type) if spec.path]
+    names = []
+    for f in dataclasses.fields(config_type):
+        names.append(f.name)
+        names += [spec.name for spec in nested_specs if spec.path[0] == f.name]
+    return names
+
+
 def with_overrides(config: C, owner: str, overrides: dict[str, Any]) -> C:
-    """A copy of ``config`` with ``overrides`` applied; an unknown setting names the valid ones."""
+    """A copy of ``config`` with ``overrides`` applied (nested settings by their own names); an unknown setting
+    names the valid ones."""
     if not overrides:
         return config
-    valid = [f.name for f in dataclasses.fields(config)]  # type: ignore[arg-type]
+    valid = setting_names(type(config))
     unknown = sorted(set(overrides) - set(valid))
     if unknown:
         raise ConfigError(
             f"{owner} has no setting {', '.join(unknown)}; its settings are: {', '.join(valid) or 'none'}"
         )
-    return dataclasses.replace(config, **overrides)  # type: ignore[type-var]
+    return _build(type(config), overrides, config)
+
+
+def from_settings(config_type: type[C], values: dict[str, Any]) -> C:
+    """A config from settings given by name, a nested config's own included (``segments=3`` lands in the nested
+    config that has it; a whole nested config may be given too, and named settings then update it). Names it does
+    not take are refused by the constructor."""
+    return _build(config_type, values, None)
+
+
+def _build(config_type: type[C], values: dict[str, Any], start: Any) -> C:
+    routed = _route(config_type, values)
+    direct = {k: v for k, v in values.items() if k not in routed}
+    for name, inner in _nested_fields(config_type).items():
+        flat = {k: v for k, v in values.items() if routed.get(k) == name}
+        if not flat:
+            continue
+        base = direct.get(name, getattr(start, name) if start is not None else None)
+        if isinstance(base, dict):
+            base = from_stored(inner, base)
+        direct[name] = _build(inner, flat, base) if base is not None else from_settings(inner, flat)
+    if start is None:
+        return config_type(**direct)
+    return dataclasses.replace(start, **direct)
+
+
+def _nested_fields(config_type: type) -> dict[str, type]:
+    hints = _type_hints(config_type)
+    return {f.name: hints[f.name] for f in dataclasses.fields(config_type) if "nested" in f.metadata}
+
+
+def _route(config_type: type, values: dict[str, Any]) -> dict[str, str]:
+    """For each given name that is not a field of ``config_type`` but a setting of one of its nested configs, that
+    nested field's name (only settings the nesting exposes)."""
+    own = {f.name for f in dataclasses.fields(config_type)}
+    exposed = {spec.name: spec.path[0] for spec in specs(config_type) if spec.path}
+    return {name: exposed[name] for name in values if name not in own and name in exposed}
 
 
 def from_stored(config_type: type[C], saved: dict[str, Any]) -> C:
-    """A config rebuilt from its stored JSON (lists back to tuples); settings it no longer has are dropped."""
-    names = {f.name for f in dataclasses.fields(config_type)}  # type: ignore[arg-type]
-    return config_type(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items() if k in names})
+    """A config rebuilt from its stored JSON (lists back to tuples); settings it no longer has are dropped. A
+    nested config is read from its own object, or from flat keys where an older version stored its settings
+    flat (e.g. ``segments`` before the trainer's credit settings moved into ``credit``)."""
+    values: dict[str, Any] = {}
+    nested_fields = _nested_fields(config_type)
+    for f in dataclasses.fields(config_type):  # type: ignore[arg-type]
+        if f.name in nested_fields:
+            inner = nested_fields[f.name]
+            own = saved.get(f.name) if isinstance(saved.get(f.name), dict) else {}
+            older = {k: v for k, v in saved.items() if k in setting_names(inner) and k not in own}
+            if own or older:
+                values[f.name] = from_stored(inner, {**older, **own})
+        elif f.name in saved:
+            value = saved[f.name]
+            values[f.name] = tuple(value) if isinstance(value, list) else value
+    return config_type(**values)
 
 
 def config_json(config: Any) -> str:

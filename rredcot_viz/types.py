@@ -73,6 +73,15 @@ class ContinuationScores:
 
 
 @dataclass
+class BranchScores:
+    """``score_branches``: per branch, one (len(target),) array per request it planned, and its tail's stats."""
+
+    logprobs: list[list[np.ndarray]]
+    stats: list[TokenStats | None]
+    cost: CallCost
+
+
+@dataclass
 class Generation:
     prompt_length: int
     token_ids: list[int]

@@ -15,7 +15,8 @@ from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
-from rredcot_viz.model.backends.base import Sampler, SamplerConfig, samplers
+from rredcot_viz.model.backends.base import Sampler
+from rredcot_viz.model.backends.spec import SamplerConfig, samplers
 from rredcot_viz.segmenters.base import Segmenter, SegmenterConfig, SegmenterInput, segmenters
 from rredcot_viz.settings import setting
 from rredcot_viz.traces.trace import Trace

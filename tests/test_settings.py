@@ -15,7 +15,18 @@ from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators.montecarlo import MonteCarloConfig
 from rredcot_viz.estimators.rredcot import RREDCoTConfig
 from rredcot_viz.segmenters.hybrid import HybridSegmenterConfig
-from rredcot_viz.settings import Settings, SettingSpec, setting, specs
+from rredcot_viz.settings import (
+    Settings,
+    SettingSpec,
+    from_settings,
+    from_stored,
+    nested,
+    setting,
+    setting_names,
+    setting_value,
+    specs,
+    with_overrides,
+)
 
 
 @dataclass(frozen=True)
@@ -207,3 +218,68 @@ def test_a_name_two_types_share_offers_both_choices_and_says_whose_default_is_wh
     assert settings_from_args(args, SelfLocalizeConfig, prefix="det") == {"variant": "l2"}
     with pytest.raises(ConfigError, match="variant must be one of argmin, first_below, got 'l2'"):
         MinSigmaConfig(**settings_from_args(args, MinSigmaConfig, prefix="det"))
+
+
+@dataclass(frozen=True)
+class Inner(Settings):
+    k: int = setting(4, "how many", low=1)
+    mode: str = setting("a", "which", choices=("a", "b"))
+
+
+@dataclass(frozen=True)
+class Outer(Settings):
+    steps: int = setting(1, "steps", low=1)
+    inner: Inner = nested(Inner, "the inner settings", only=("k",))
+
+
+@dataclass(frozen=True)
+class OuterAll(Outer):
+    inner: Inner = nested(Inner, "the inner settings")
+
+
+def test_a_nested_config_lists_its_settings_as_the_outer_ones_under_their_own_names():
+    assert [(s.name, s.path) for s in specs(OuterAll)] == [("steps", ()), ("k", ("inner",)), ("mode", ("inner",))]
+    assert [s.name for s in specs(Outer)] == ["steps", "k"]  # ``only``: the rest is not the outer config's
+    assert setting_names(Outer) == ["steps", "inner", "k"]
+    config = from_settings(OuterAll, {"k": 6, "mode": "b", "steps": 2})
+    assert config == OuterAll(2, Inner(6, "b")) and setting_value(config, "mode") == "b"
+    assert from_settings(OuterAll, {"inner": Inner(mode="b"), "k": 7}).inner == Inner(7, "b")  # whole, then by name
+    assert with_overrides(config, "toy", {"k": 9}).inner == Inner(9, "b")
+    with pytest.raises(ConfigError, match=r"k must be in \[1, \.\.\.\], got 0"):
+        from_settings(OuterAll, {"k": 0})
+    with pytest.raises(ConfigError, match="Outer does not use inner.mode .* leave it at its default 'a'"):
+        Outer(inner=Inner(mode="b"))
+    with pytest.raises(ConfigError, match="toy has no setting mode; its settings are: steps, inner, k"):
+        with_overrides(Outer(), "toy", {"mode": "b"})
+
+
+def test_a_stored_config_loads_with_its_nested_settings_in_their_object_or_flat():
+    assert from_stored(OuterAll, {"steps": 3, "inner": {"k": 5, "mode": "b"}}) == OuterAll(3, Inner(5, "b"))
+    assert from_stored(OuterAll, {"steps": 3, "k": 5, "mode": "b", "gone": 1}) == OuterAll(3, Inner(5, "b"))
+    assert OuterAll(inner={"k": 2}).inner == Inner(2)  # a dict (stored JSON) is rebuilt
+
+
+def nested_form_script() -> None:
+    import streamlit as st
+
+    from rredcot_viz.training import method_config_type, quick
+    from rredcot_viz.ui.settings_form import settings_form
+
+    initial = quick("rredcot", segments=7)
+    st.session_state["values"] = settings_form(
+        method_config_type("rredcot"), "toy", initial=initial, exclude=("method",)
+    )
+
+
+def test_a_nested_config_is_one_widget_per_setting():
+    """The Train page's form of RREDCoT-GRPO: the credit settings are widgets of their own, started from the
+    preset's nested values, and the values build the config back."""
+    from rredcot_viz.training import CreditConfig, quick
+
+    app = AppTest.from_function(nested_form_script, default_timeout=60).run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert (
+        app.number_input(key="toy_segments").value == 7 and app.selectbox(key="toy_coupling").value == "value_baseline"
+    )
+    app.selectbox(key="toy_coupling").select("b").run()
+    assert quick("rredcot", **app.session_state["values"]).credit == CreditConfig(segments=7, coupling="b")

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rredcot_viz.cli import Command, ProgressBars, commands
+from rredcot_viz.cli.command import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, analyzer_from_args
 from rredcot_viz.cli.options import (
     add_folder_arguments,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.analysis_commands import (
     add_method_arguments,
     add_trace_arguments,
@@ -18,6 +17,7 @@ from rredcot_viz.cli.analysis_commands import (
     format_table,
     select_traces,
 )
+from rredcot_viz.cli.command import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, analyzer_from_args
 from rredcot_viz.files import check_output_folder
 

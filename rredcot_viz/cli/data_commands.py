@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rredcot_viz.cli import Command, commands
+from rredcot_viz.cli.command import Command, commands
 from rredcot_viz.cli.options import (
     add_folder_arguments,
     add_input_arguments,

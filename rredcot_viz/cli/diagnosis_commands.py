@@ -9,7 +9,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.analysis_commands import (
     add_segmenter_arguments,
     add_trace_arguments,
@@ -17,6 +16,7 @@ from rredcot_viz.cli.analysis_commands import (
     format_table,
     select_traces,
 )
+from rredcot_viz.cli.command import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import (
     add_model_arguments,
     analyzer_from_args,

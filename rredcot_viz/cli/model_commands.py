@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import get_args
 
-from rredcot_viz.cli import Command, commands
+from rredcot_viz.cli.command import Command, commands
 
 
 def add_model_arguments(parser: argparse.ArgumentParser, *, sampling: bool = False) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.settings import SettingSpec, specs
+from rredcot_viz.settings import SettingSpec, setting_value, specs
 
 
 def add_settings_arguments(
@@ -42,7 +42,8 @@ def add_settings_arguments(
         scope = "" if len(found) == len(named) or len(named) == 1 else f" [{', '.join(found)}]"
         defaults: dict[str, list[str]] = {}
         for label, owned in found.items():
-            defaults.setdefault(_shown(owned, getattr(initial, name, owned.default)), []).append(label)
+            start = owned.default if initial is None else setting_value(initial, name, owned.default)
+            defaults.setdefault(_shown(owned, start), []).append(label)
         shown = next(iter(defaults)) if len(defaults) == 1 else "; ".join(f"{v} for {', '.join(k)}" for v, k in
                                                                           defaults.items())  # fmt: skip
         help_text = f"{_shared_help(found)}{scope} (default {shown})".replace("%", "%%")

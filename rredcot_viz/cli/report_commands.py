@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rredcot_viz.cli import Command, ProgressBars, commands
 from rredcot_viz.cli.analysis_commands import add_method_arguments, analysis_config, build_methods
+from rredcot_viz.cli.command import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
 from rredcot_viz.cli.options import add_folder_arguments, add_input_arguments, folder_options, input_options
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rredcot_viz.cli import Command, ProgressBars, commands
+from rredcot_viz.cli.command import Command, ProgressBars, commands
 from rredcot_viz.cli.model_commands import add_model_arguments, load_from_args
 from rredcot_viz.cli.options import add_settings_arguments, given_setting, settings_from_args
 from rredcot_viz.errors import ConfigError
@@ -30,8 +30,7 @@ def _configure_train(parser: argparse.ArgumentParser) -> None:
 def _run_train(args: argparse.Namespace) -> int:
     from rredcot_viz.store import Store
     from rredcot_viz.traces.importers import import_file
-    from rredcot_viz.training import PRESETS, problems_from_traces
-    from rredcot_viz.training.config import method_config_type
+    from rredcot_viz.training import PRESETS, method_config_type, problems_from_traces
     from rredcot_viz.workflows.train import checkpoint_root, new_run_id, resumed_config, run_training
 
     if args.resume:  # the stored config wins; only what was asked explicitly is checked against it

@@ -14,7 +14,10 @@ rollout i receives A_{i,k}:
 - mode ``b``: reward-to-go of the normalised sigma (DeepSeekMath's process-supervision recipe);
 - mode ``c``: the GRPO advantage re-weighted per segment by |sigma| / mean |sigma| of its rollout.
 
-``lam`` mixes with plain GRPO: A = lam * A_redistributed + (1 - lam) * A_GRPO (lam = 0 recovers GRPO).
+``coupling_lambda`` mixes with plain GRPO: A = coupling_lambda * A_redistributed + (1 - coupling_lambda) * A_GRPO
+(0 recovers GRPO). Every advantage that scales by the reward spread divides by the same ``reward_scale``: the
+group's population std by default, TRL's (unbiased + 1e-4) under ``std="trl"``, or a given ``scale`` (TRL's
+``scale_rewards="batch"`` / ``"none"``), so a flat estimator gives that GRPO exactly.
 
 >>> grpo_advantages(np.array([1.0, 0.0, 0.0, 0.0])).round(3).tolist()
 [1.732, -0.577, -0.577, -0.577]
@@ -34,23 +37,32 @@ StdMode = Literal["population", "trl", "unbiased"]
 ZERO_STD = 1e-8
 
 
-def grpo_advantages(rewards: np.ndarray, std: StdMode = "population") -> np.ndarray:
-    """(r_i - mean) / std over the group; a group whose rewards are all equal gets zero advantages.
-
-    ``population`` uses ddof=0 (METHOD.md default, SRPO code); ``trl`` divides by the unbiased std + 1e-4
-    (TRL's form); ``unbiased`` uses ddof=1 (verl's form).
-    """
+def reward_scale(rewards: np.ndarray, std: StdMode = "population") -> float:
+    """What a group's advantages divide by: ``population`` ddof=0 (METHOD.md default, SRPO code), ``trl`` the
+    unbiased std + 1e-4 (TRL's form), ``unbiased`` ddof=1 (verl's form)."""
     rewards = np.asarray(rewards, dtype=float)
-    centred = rewards - rewards.mean()
-    if len(rewards) < 2 or rewards.std() < ZERO_STD:
-        return np.zeros_like(rewards)
     if std == "population":
-        return centred / rewards.std()
+        return float(rewards.std())
     if std == "trl":
-        return centred / (rewards.std(ddof=1) + 1e-4)
+        return float(rewards.std(ddof=1)) + 1e-4
     if std == "unbiased":
-        return centred / rewards.std(ddof=1)
+        return float(rewards.std(ddof=1))
     raise ConfigError(f"std must be population, trl or unbiased, got {std!r}")
+
+
+def zero_variance(rewards: np.ndarray) -> bool:
+    """A group with nothing to compare: fewer than two rollouts, or all rewards equal (its advantages are 0)."""
+    rewards = np.asarray(rewards, dtype=float)
+    return len(rewards) < 2 or float(rewards.std()) < ZERO_STD
+
+
+def grpo_advantages(rewards: np.ndarray, std: StdMode = "population", scale: float | None = None) -> np.ndarray:
+    """(r_i - mean) / ``reward_scale`` over the group (or / ``scale`` when given); a group whose rewards are all
+    equal gets zero advantages."""
+    rewards = np.asarray(rewards, dtype=float)
+    if zero_variance(rewards):
+        return np.zeros_like(rewards)
+    return (rewards - rewards.mean()) / (reward_scale(rewards, std) if scale is None else scale)
 
 
 def uniform_credit(outcome: float, k: int) -> np.ndarray:
@@ -62,16 +74,18 @@ def segment_advantages(
     sigmas: list[np.ndarray],
     rewards: np.ndarray,
     mode: CouplingMode = "value_baseline",
-    lam: float = 1.0,
+    coupling_lambda: float = 1.0,
     std: StdMode = "population",
     gae_lambda: float = 1.0,
+    scale: float | None = None,
 ) -> list[np.ndarray]:
     """Per-segment advantages A_{i,k} for each rollout i of one prompt (``sigmas`` under ``exact_sum``)."""
     if len(sigmas) != len(rewards):
         raise ConfigError(f"{len(sigmas)} sigma vectors for {len(rewards)} rewards; pass one per rollout")
-    if not 0.0 <= lam <= 1.0:
-        raise ConfigError(f"lambda must be in [0, 1], got {lam}")
-    grpo = grpo_advantages(rewards, std)
+    if not 0.0 <= coupling_lambda <= 1.0:
+        raise ConfigError(f"coupling_lambda must be in [0, 1], got {coupling_lambda}")
+    divisor = reward_scale(rewards, std) if scale is None else scale
+    grpo = grpo_advantages(rewards, std, divisor)
     pooled = np.concatenate([np.asarray(s, dtype=float) for s in sigmas]) if sigmas else np.zeros(0)
     mean, spread = (pooled.mean(), pooled.std()) if len(pooled) else (0.0, 0.0)
 
@@ -85,7 +99,7 @@ def segment_advantages(
     for sigma, grpo_i, reward in zip(sigmas, grpo, rewards, strict=True):
         sigma = np.asarray(sigma, dtype=float)
         if mode == "value_baseline":
-            redistributed = value_baseline(sigma, reward, rewards, gae_lambda)
+            redistributed = value_baseline(sigma, reward, rewards, gae_lambda, divisor)
         elif mode == "a":
             redistributed = normalised(sigma)
         elif mode == "b":
@@ -97,17 +111,20 @@ def segment_advantages(
             redistributed = weights * grpo_i
         else:
             raise ConfigError(f"coupling mode must be one of {', '.join(COUPLING_MODES)}, got {mode!r}")
-        result.append(lam * redistributed + (1.0 - lam) * grpo_i)
+        result.append(coupling_lambda * redistributed + (1.0 - coupling_lambda) * grpo_i)
     return result
 
 
-def value_baseline(sigma: np.ndarray, reward: float, rewards: np.ndarray, gae_lambda: float = 1.0) -> np.ndarray:
+def value_baseline(
+    sigma: np.ndarray, reward: float, rewards: np.ndarray, gae_lambda: float = 1.0, scale: float | None = None
+) -> np.ndarray:
     """METHOD.md §5 ``value_baseline``: V_k = clip(mean R + (Q_k - Q_1), 0, 1) with Q_k - Q_1 the cumulative
     sigma before segment k, V_{K+1} = R_i, one-step advantages delta_j = V_{j+1} - V_j, and GAE over segments
-    scaled by the group's reward std (all zero for a zero-variance group)."""
-    spread = float(np.std(rewards))
-    if len(rewards) < 2 or spread < ZERO_STD:
+    divided by ``scale`` (default the group's population reward std; all zero for a zero-variance group). The
+    values are probabilities of the reference answer, so rewards are read as correctness in [0, 1]."""
+    if zero_variance(rewards):
         return np.zeros_like(sigma)
+    spread = float(np.std(rewards)) if scale is None else scale
     gain = np.concatenate([[0.0], np.cumsum(sigma)[:-1]])  # Q_k - Q_1 for k = 1..K
     values = np.append(np.clip(float(np.mean(rewards)) + gain, 0.0, 1.0), reward)
     deltas = np.diff(values)

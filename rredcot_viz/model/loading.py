@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from rredcot_viz.errors import ConfigError, ModelNotFoundError, QuantizationUnavailableError
 from rredcot_viz.files import atomic_directory
-from rredcot_viz.model.backends.base import SamplerSpec
+from rredcot_viz.model.backends.spec import SamplerSpec
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL, CatalogueModel
 from rredcot_viz.model.fetch import fetched_gguf_path, locate_embedded_gguf, sha256_file
 from rredcot_viz.paths import cache_dir

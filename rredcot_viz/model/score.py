@@ -1,5 +1,6 @@
 """Scoring calls: per-token log-probs and entropies of a sequence, and many continuations scored after many
-prefixes of one sequence with the prefix computation reused (``packing``)."""
+prefixes of one sequence with the prefix computation reused (``packing``); ``score_branches`` does the same for
+several sequences that share a stem (a group of rollouts of one prompt), the stem encoded once."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rredcot_viz.errors import ContextLengthError
 from rredcot_viz.model.core import ModelCore, ProgressFn
 from rredcot_viz.model.meter import model_call
 from rredcot_viz.model.packing import Continuation, build_chunk, chunk_past_length, plan_chunks
-from rredcot_viz.types import CallCost, ContinuationScores, TokenStats
+from rredcot_viz.types import BranchScores, CallCost, ContinuationScores, TokenStats
 
 
 class Scoring(ModelCore):
@@ -45,30 +46,102 @@ class Scoring(ModelCore):
             cache, stats = self._prefill(ids, stats_start, cost)
             if stats is not None and on_stats:
                 on_stats(stats)
-            results: list[np.ndarray] = [np.empty(0)] * len(requests)
-            chunks = plan_chunks(requests, self.pack_tokens)
-            for done, members in enumerate(chunks, start=1):
-                past = chunk_past_length(requests, members)  # non-increasing over chunks: crop, never copy
-                cache.crop(past - cache.get_seq_length())
-                chunk = build_chunk(ids, requests, members, past, self._mask_dtype)
-                output = self._forward(
-                    cost,
-                    input_ids=chunk.input_ids.to(self.device),
-                    position_ids=chunk.position_ids.to(self.device),
-                    attention_mask=chunk.attention_mask.to(self.device),
-                    cache=cache,
-                    use_cache=True,
-                    logits_to_keep=chunk.keep.to(self.device),
-                )
-                cache.crop(-chunk.input_ids.shape[1])
-                logprobs = _gather_logprobs(output.logits[0], chunk.target_ids.to(self.device))
-                for member, piece in zip(chunk.members, chunk.target_slices, strict=True):
-                    results[member] = logprobs[piece]
-                if on_chunk:
-                    on_chunk(list(chunk.members), [results[member] for member in chunk.members])
-                if progress:
-                    progress(done, len(chunks))
+            results = self._score_packed(cache, ids, requests, cost, progress, on_chunk)
         return ContinuationScores(results, stats, cost)
+
+    @model_call("score_branches")
+    def score_branches(
+        self,
+        stem: list[int],
+        tails: list[list[int]],
+        plan: Callable[[int, TokenStats | None], list[Continuation]],
+        *,
+        with_stats: bool = False,
+        progress: ProgressFn | None = None,
+        cost: CallCost,
+    ) -> BranchScores:
+        """``score_continuations`` for several sequences ``stem + tail`` at once, the stem encoded once.
+
+        ``plan(branch, stats)`` names a branch's requests (cuts count tokens of ``stem + tail``; ``stats``: the
+        tail's log-probs and entropies when ``with_stats``, else None); the tail is run after the stem's cache (the
+        whole tail with stats, else only up to its largest cut), the requests are packed after the branch's own
+        cache, and the cache is cropped back to the stem for the next branch.
+        Requests cut inside the stem (the same for every branch, e.g. a prompt-only state) are scored once, after
+        the last branch. ``progress(done, len(tails) + 1)`` after each branch and at the end (it may raise)."""
+        if not stem:
+            raise ValueError("score_branches needs a stem of at least one token")
+        self._check_length(len(stem) + max(map(len, tails), default=0))
+        base = len(stem) - 1  # the stem's last token is run with each tail, so its stats come from the branch pass
+        logprobs: list[list[np.ndarray]] = []
+        branch_stats: list[TokenStats | None] = []
+        shared: dict[Continuation, list[tuple[int, int]]] = {}  # a stem request -> the (branch, index) asking it
+        with self._guard(len(stem)), torch.inference_mode():
+            cache, _ = self._prefill(stem[:-1], None, cost)
+            for branch, tail in enumerate(tails):
+                ids = [*stem, *tail]
+                stats = None
+                if with_stats:  # the whole tail, for its stats, before the plan that reads them
+                    _, stats = self._prefill(ids, len(stem), cost, cache=cache, start=base)
+                requests = plan(branch, stats)
+                self._check_requests(ids, requests)
+                own = [i for i, request in enumerate(requests) if request.cut > len(stem)]
+                if not with_stats:  # only as far as the branch's last block needs (its largest cut - 1)
+                    reach = max((requests[i].cut - 1 for i in own), default=base)
+                    self._prefill(ids[:reach], None, cost, cache=cache, start=base)
+                for i in sorted(set(range(len(requests))) - set(own)):
+                    shared.setdefault(requests[i], []).append((branch, i))
+                scores = self._score_packed(cache, ids, [requests[i] for i in own], cost)
+                found: list[np.ndarray] = [np.empty(0)] * len(requests)
+                for i, score in zip(own, scores, strict=True):
+                    found[i] = score
+                logprobs.append(found)
+                branch_stats.append(stats)
+                cache.crop(base - cache.get_seq_length())
+                if progress:
+                    progress(branch + 1, len(tails) + 1)
+            unique = list(shared)
+            for request, score in zip(unique, self._score_packed(cache, stem, unique, cost), strict=True):
+                for branch, i in shared[request]:
+                    logprobs[branch][i] = score
+            if progress:
+                progress(len(tails) + 1, len(tails) + 1)
+        return BranchScores(logprobs, branch_stats, cost)
+
+    def _score_packed(
+        self,
+        cache: Any,
+        ids: list[int],
+        requests: list[Continuation],
+        cost: CallCost,
+        progress: ProgressFn | None = None,
+        on_chunk: Callable[[list[int], list[np.ndarray]], None] | None = None,
+    ) -> list[np.ndarray]:
+        """The requests' target log-probs, packed in chunks after ``cache`` (which holds at least ``ids`` up to
+        the largest cut - 1, and is left cropped below the smallest)."""
+        results: list[np.ndarray] = [np.empty(0)] * len(requests)
+        chunks = plan_chunks(requests, self.pack_tokens)
+        for done, members in enumerate(chunks, start=1):
+            past = chunk_past_length(requests, members)  # non-increasing over chunks: crop, never copy
+            cache.crop(past - cache.get_seq_length())
+            chunk = build_chunk(ids, requests, members, past, self._mask_dtype)
+            output = self._forward(
+                cost,
+                input_ids=chunk.input_ids.to(self.device),
+                position_ids=chunk.position_ids.to(self.device),
+                attention_mask=chunk.attention_mask.to(self.device),
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=chunk.keep.to(self.device),
+            )
+            cache.crop(-chunk.input_ids.shape[1])
+            logprobs = _gather_logprobs(output.logits[0], chunk.target_ids.to(self.device))
+            for member, piece in zip(chunk.members, chunk.target_slices, strict=True):
+                results[member] = logprobs[piece]
+            if on_chunk:
+                on_chunk(list(chunk.members), [results[member] for member in chunk.members])
+            if progress:
+                progress(done, len(chunks))
+        return results
 
     @model_call("score_continuations_naive")
     def score_continuations_naive(
@@ -88,14 +161,18 @@ class Scoring(ModelCore):
                 results.append(_gather_logprobs(output.logits[0], torch.tensor(request.target, device=self.device)))
         return ContinuationScores(results, None, cost)
 
-    def _prefill(self, ids: list[int], stats_start: int | None, cost: CallCost) -> tuple[Any, TokenStats | None]:
-        """Run ``ids`` through the model in chunks, keeping the KV cache and (optionally) token stats."""
+    def _prefill(
+        self, ids: list[int], stats_start: int | None, cost: CallCost, cache: Any = None, start: int = 0
+    ) -> tuple[Any, TokenStats | None]:
+        """Run ``ids[start:]`` through the model in chunks after ``cache`` (which holds ``ids[:start]``; a new one
+        when None), keeping the KV cache and (optionally) the stats of tokens ``stats_start..``, which must be
+        predicted by positions from ``start`` on."""
         from transformers import DynamicCache
 
-        cache = DynamicCache(config=self.model.config)
+        cache = DynamicCache(config=self.model.config) if cache is None else cache
         logprob_parts: list[np.ndarray] = []
         entropy_parts: list[np.ndarray] = []
-        for begin in range(0, len(ids), self.prefill_chunk):
+        for begin in range(start, len(ids), self.prefill_chunk):
             end = min(begin + self.prefill_chunk, len(ids))
             # logits at p predict token p + 1: stats of tokens [stats_start, len) need p in [stats_start-1, len-1)
             keep: torch.Tensor | int = 1
@@ -123,10 +200,13 @@ class Scoring(ModelCore):
         entropies = np.concatenate(entropy_parts) if entropy_parts else empty
         return cache, TokenStats(logprobs, entropies)
 
+    def _check_length(self, length: int) -> None:
+        if length > self.context_length:
+            raise ContextLengthError(length, self.context_length)
+
     def _check_requests(self, ids: list[int], requests: list[Continuation]) -> None:
         longest = max((r.cut + len(r.context) + len(r.target) for r in requests), default=len(ids))
-        if max(longest, len(ids)) > self.context_length:
-            raise ContextLengthError(max(longest, len(ids)), self.context_length)
+        self._check_length(max(longest, len(ids)))
         for request in requests:
             if not 1 <= request.cut <= len(ids):
                 raise ValueError(f"continuation cut {request.cut} is outside 1..{len(ids)}")

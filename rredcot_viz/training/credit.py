@@ -1,42 +1,53 @@
 """RREDCoT credit for a group of rollouts of one prompt, shared by the built-in trainer and the TRL trainer.
 
 It runs the analyzer's scoring plan (``scoring.plan``) on sampled ids: the same ``ResponseTokens`` /
-``SegmenterInput`` (with the entropies recorded while sampling), the same segmenter objects, the same
-``plan_items`` and the estimator's own ``combine``, so a rollout credited here and the same text analysed
-in the app get the same sigma (tests/training/test_credit.py). Only the packing differs: every state of
-every rollout is a continuation of the shared prompt, scored in one call (METHOD.md §5)."""
+``SegmenterInput`` (with real entropies), the same segmenter objects, the same ``plan_items`` and the
+estimator's own ``combine``, so a rollout credited here and the same text analysed in the app get the same
+sigma (tests/training/test_credit.py). The packing is the analyzer's too: each rollout (prompt + completion)
+is encoded once and its states' continuations are packed after its own KV cache, the prompt's cache shared by
+the group (``score_branches``), so credit costs about the group's tokens plus K x the continuation blocks per
+rollout, not K x T (bench/credit_cost.py). The terminal state's value is the reward, so it is never scored.
+
+The estimator is the config's, or R-hat alone (``answer_only``) for a problem without a reference solution;
+the one used is recorded in every rollout's info (``credit_estimator``) and counted per step
+(``estimator_counts``), never switched silently.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
 
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.base import ValueEstimator
-from rredcot_viz.estimators.coupling import grpo_advantages, segment_advantages, token_advantages
+from rredcot_viz.estimators.coupling import StdMode, grpo_advantages, segment_advantages, token_advantages
 from rredcot_viz.estimators.redistribution import redistribute
+from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.scoring.plan import ResponseTokens, ScoringSubject, plan_items
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.training.config import TrainConfig
+from rredcot_viz.training.config import CreditConfig
 from rredcot_viz.training.rollouts import Group, TrainRollout
 from rredcot_viz.training.task import Problem
+from rredcot_viz.types import ScoreSeries, TokenStats
 
 
-def credit_segmenter(config: TrainConfig, text: str) -> Segmenter:
+def credit_segmenter(credit: CreditConfig, text: str) -> Segmenter:
     """The segmenter the trainer credits with: one segment per thought when the completion closes its steps
-    with ``config.step_delimiter`` (the RRPO/SRPO thought MDP, METHOD.md §1.3), else ``config.segmenter`` with
-    at most ``config.segments`` segments."""
-    if config.step_delimiter and config.step_delimiter in text:
-        return segmenters.get("delimiter")(delimiter=config.step_delimiter)
-    if config.segmenter in ("hybrid", "fixed_tokens", "adaptive_entropy"):
-        return segmenters.get(config.segmenter)(k=config.segments)
-    return segmenters.get(config.segmenter)()
+    with ``credit.step_delimiter`` (the RRPO/SRPO thought MDP, METHOD.md §1.3), else ``credit.segmenter`` with
+    at most ``credit.segments`` segments."""
+    if credit.step_delimiter and credit.step_delimiter in text:
+        return segmenters.get("delimiter")(delimiter=credit.step_delimiter)
+    if credit.segmenter in ("hybrid", "fixed_tokens", "adaptive_entropy"):
+        return segmenters.get(credit.segmenter)(k=credit.segments)
+    return segmenters.get(credit.segmenter)()
 
 
 def rollout_response(policy: LanguageModel, rollout: TrainRollout) -> ResponseTokens:
@@ -44,18 +55,20 @@ def rollout_response(policy: LanguageModel, rollout: TrainRollout) -> ResponseTo
     return ResponseTokens.from_ids(policy, rollout.completion_ids)
 
 
-def segment_rollout(policy: LanguageModel, rollout: TrainRollout, config: TrainConfig) -> list[int]:
-    """Segment the ``config.credit_scope`` region of a completion exactly as the analyzer would segment the
-    same text (entropies recorded while sampling, same token-span rule); sets ``rollout.segments`` and
+def segment_rollout(
+    policy: LanguageModel, rollout: TrainRollout, credit: CreditConfig, response: ResponseTokens | None = None
+) -> list[int]:
+    """Segment the ``credit.credit_scope`` region of a completion exactly as the analyzer would segment the
+    same text (the entropies in ``rollout.info``, same token-span rule); sets ``rollout.segments`` and
     ``rollout.info["segment_chars"]`` and returns the state prefixes s_1..s_{K+1}."""
-    response = rollout_response(policy, rollout)
+    response = response or rollout_response(policy, rollout)
     if not response.n_tokens or not response.text.strip():
         rollout.segments = [(0, response.n_tokens)]
         rollout.info["segment_chars"] = [(0, len(response.text))]
         return [0, response.n_tokens]
     entropies = rollout.info.get("entropies")
-    inp = response.segmenter_input(config.credit_scope, None if entropies is None else np.asarray(entropies))
-    segmentation = credit_segmenter(config, inp.text).segment(inp)
+    inp = response.segmenter_input(credit.credit_scope, None if entropies is None else np.asarray(entropies))
+    segmentation = credit_segmenter(credit, inp.text).segment(inp)
     prefixes = list(segmentation.state_prefixes)
     rollout.segments = list(pairwise(prefixes))
     rollout.info["segment_chars"] = [segment.char_span for segment in segmentation.segments]
@@ -63,9 +76,21 @@ def segment_rollout(policy: LanguageModel, rollout: TrainRollout, config: TrainC
     return prefixes
 
 
-def credit_estimator(name: str, options: dict, problem: Problem) -> ValueEstimator:
-    """Estimator ``name``, or R-hat alone (``answer_only``) for a problem without a reference solution."""
-    return estimators.get(name if problem.solution else "answer_only")(**options)
+def credit_estimator(credit: CreditConfig, problem: Problem) -> ValueEstimator:
+    """``credit.estimator``, or R-hat alone (``answer_only``) for a problem without a reference solution (v-hat
+    has no path to score); ``group_sigmas`` records which one credited each rollout."""
+    return estimators.get(credit.estimator if problem.solution else "answer_only")(**credit.estimator_options)
+
+
+def estimator_counts(used: list[str | None], credit: CreditConfig) -> dict[str, int]:
+    """Step metrics: how many groups (prompts) each estimator credited (``used``: the estimator of each group,
+    None where a method credits none), as ``credit_groups_<name>``, zeros included for the configured estimator
+    and the fallback so every step logs both; empty when no group was credited."""
+    counted = Counter(name for name in used if name is not None)
+    if not counted:
+        return {}
+    names = dict.fromkeys([credit.estimator, "answer_only", *sorted(counted)])
+    return {f"credit_groups_{name}": counted.get(name, 0) for name in names}
 
 
 def rollout_subject(problem: Problem, rollout: TrainRollout, response: ResponseTokens) -> ScoringSubject:
@@ -79,96 +104,208 @@ def rollout_subject(problem: Problem, rollout: TrainRollout, response: ResponseT
     return ScoringSubject(trace, response)
 
 
+@dataclass
+class _RolloutPlan:
+    """What one rollout asks to be scored: per series, the index of each state's request in ``requests``."""
+
+    series: list[ScoreSeries]
+    n_states: int
+    requests: list[Continuation]  # cuts count tokens of prompt + completion
+    slots: dict[str, list[int]]
+    target_lengths: dict[str, int]
+
+
+class _GroupPlanner:
+    """Segments and plans the rollouts of one group (memoising the encoded texts), and turns each rollout's
+    log-probs into values and sigma."""
+
+    def __init__(
+        self,
+        policy: LanguageModel,
+        credit: CreditConfig,
+        estimator: ValueEstimator,
+        prompt: list[int],
+        problem: Problem,
+    ):
+        self.policy, self.credit, self.estimator, self.prompt, self.problem = policy, credit, estimator, prompt, problem
+        self._encoded: dict[str, tuple[int, ...]] = {}
+
+    def encode(self, text: str) -> tuple[int, ...]:
+        if text not in self._encoded:
+            self._encoded[text] = tuple(self.policy.encode(text))
+        return self._encoded[text]
+
+    def plan(self, rollout: TrainRollout) -> _RolloutPlan:
+        response = rollout_response(self.policy, rollout)
+        if rollout.segments:
+            prefixes = [rollout.segments[0][0], *(end for _, end in rollout.segments)]
+        else:
+            prefixes = segment_rollout(self.policy, rollout, self.credit, response)
+        subject = rollout_subject(self.problem, rollout, response)
+        series = self.estimator.series(subject)
+        items = plan_items(self.estimator, subject, series, prefixes[:-1], self.encode)
+        unique: dict[Continuation, int] = {}
+        slots = {
+            name: [
+                unique.setdefault(Continuation(len(self.prompt) + it.prefix, it.context, it.target), len(unique))
+                for it in row
+            ]
+            for name, row in items.items()
+        }
+        lengths = {s.name: len(self.encode(s.target)) for s in series}
+        return _RolloutPlan(series, len(prefixes), list(unique), slots, lengths)
+
+    def sigma(self, rollout: TrainRollout, plan: _RolloutPlan, logprobs: list[np.ndarray]) -> np.ndarray:
+        # the terminal state's log-probs are never read (its value is the reward): a zero filler
+        scores = {
+            name: [logprobs[i] for i in row] + [np.zeros(plan.target_lengths[name])] for name, row in plan.slots.items()
+        }
+        values = self.estimator.combine(plan.series, scores, plan.n_states, rollout.reward).values
+        rollout.info["values"] = values.tolist()
+        sigma = redistribute(values, "exact_sum")
+        rollout.info["sigma"] = sigma.tolist()
+        return sigma
+
+
+def _scorable(rollout: TrainRollout) -> bool:
+    """A rollout with text to credit and a reward (TRL marks a row every reward function declined as NaN)."""
+    return bool(rollout.completion_ids) and bool(rollout.text.strip()) and bool(np.isfinite(rollout.reward))
+
+
 def group_sigmas(
     policy: LanguageModel,
-    config: TrainConfig,
+    credit: CreditConfig,
+    estimator: ValueEstimator,
+    prompt: list[int],
+    rollouts: list[TrainRollout],
+    problem: Problem,
+    progress: ProgressFn | None = None,
+) -> list[np.ndarray]:
+    """RREDCoT sigma (``exact_sum``) of every rollout of a group under the current policy, in one call that
+    encodes the prompt once and each completion once, packing each rollout's continuations after its own cache.
+
+    A rollout not yet segmented is segmented per ``credit``; without entropies in its info (the TRL path) it gets
+    those of this same pass, so no extra forward pass is spent on them. A rollout with no text or no reward
+    gets sigma ``[reward]``. ``progress(done, total)`` per rollout (it may raise to cancel)."""
+    planner = _GroupPlanner(policy, credit, estimator, prompt, problem)
+    for rollout in rollouts:
+        rollout.info["credit_estimator"] = estimator.name
+    scored = [i for i, rollout in enumerate(rollouts) if _scorable(rollout)]
+    for rollout in rollouts:
+        if not _scorable(rollout) and not rollout.segments:
+            segment_rollout(policy, rollout, credit)
+    needs_stats = any(not rollouts[i].segments and rollouts[i].info.get("entropies") is None for i in scored)
+    plans: dict[int, _RolloutPlan] = {}
+
+    def plan(branch: int, stats: TokenStats | None) -> list[Continuation]:
+        rollout = rollouts[scored[branch]]
+        if stats is not None and not rollout.segments and rollout.info.get("entropies") is None:
+            rollout.info["entropies"] = stats.entropies.tolist()
+        plans[branch] = planner.plan(rollout)
+        return plans[branch].requests
+
+    found = (
+        policy.score_branches(
+            prompt,
+            [rollouts[i].completion_ids for i in scored],
+            plan,
+            with_stats=needs_stats,
+            progress=progress,
+            operation="credit",
+        ).logprobs
+        if scored
+        else []
+    )
+    sigmas = [np.array([rollout.reward]) for rollout in rollouts]
+    for branch, index in enumerate(scored):
+        sigmas[index] = planner.sigma(rollouts[index], plans[branch], found[branch])
+    return sigmas
+
+
+def _prompt_packed_sigmas(
+    policy: LanguageModel,
+    credit: CreditConfig,
     estimator: ValueEstimator,
     prompt: list[int],
     rollouts: list[TrainRollout],
     problem: Problem,
 ) -> list[np.ndarray]:
-    """RREDCoT sigma (``exact_sum``) of every rollout of a group under the current policy, scored in one packed
-    call (rollouts segmented per ``config``). The terminal state's value is the reward, so it is never scored."""
-    encoded: dict[str, tuple[int, ...]] = {}
-
-    def encode(text: str) -> tuple[int, ...]:
-        if text not in encoded:
-            encoded[text] = tuple(policy.encode(text))
-        return encoded[text]
-
-    requests: dict[Continuation, int] = {}  # unique requests: s_1 (the prompt alone) is shared by all rollouts
-    plans = []
-    for rollout in rollouts:
-        prefixes = segment_rollout(policy, rollout, config) if not rollout.segments else _prefixes(rollout)
-        if not rollout.completion_ids or not rollout.text.strip():
-            plans.append(None)
+    """The former packing, kept as bench/credit_cost.py's control and the equality test's reference: every
+    state of every rollout re-encodes its rollout prefix as a continuation of the prompt (cost ~ K x T)."""
+    planner = _GroupPlanner(policy, credit, estimator, prompt, problem)
+    plans: dict[int, _RolloutPlan] = {}
+    unique: dict[Continuation, int] = {}
+    rows: dict[int, list[int]] = {}
+    for index, rollout in enumerate(rollouts):
+        rollout.info["credit_estimator"] = estimator.name
+        if not _scorable(rollout):
+            if not rollout.segments:
+                segment_rollout(policy, rollout, credit)
             continue
-        response = rollout_response(policy, rollout)
-        subject = rollout_subject(problem, rollout, response)
-        series = estimator.series(subject)
-        plan = plan_items(estimator, subject, series, prefixes[:-1], encode)
-        slots = {
-            name: [
-                requests.setdefault(
-                    Continuation(len(prompt), response.ids[: item.prefix] + item.context, item.target), len(requests)
-                )
-                for item in items
-            ]
-            for name, items in plan.items()
-        }
-        targets = {s.name: len(encode(s.target)) for s in series}
-        plans.append((series, prefixes, slots, targets))
-    unique = policy.score_continuations(prompt, list(requests), operation="credit").logprobs if requests else []
-    sigmas = []
-    for rollout, plan in zip(rollouts, plans, strict=True):
-        if plan is None:
-            sigmas.append(np.array([rollout.reward]))
-            continue
-        series, prefixes, slots, targets = plan
-        # the terminal state's log-probs are never read (its value is the reward): a zero filler
-        scores = {name: [unique[i] for i in row] + [np.zeros(targets[name])] for name, row in slots.items()}
-        values = estimator.combine(series, scores, len(prefixes), rollout.reward).values
-        rollout.info["values"] = values.tolist()
-        sigma = redistribute(values, "exact_sum")
-        rollout.info["sigma"] = sigma.tolist()
-        sigmas.append(sigma)
+        plans[index] = planner.plan(rollout)
+        rows[index] = [
+            unique.setdefault(
+                Continuation(len(prompt), tuple(rollout.completion_ids[: r.cut - len(prompt)]) + r.context, r.target),
+                len(unique),
+            )
+            for r in plans[index].requests
+        ]
+    scores = policy.score_continuations(prompt, list(unique), operation="credit").logprobs if unique else []
+    sigmas = [np.array([rollout.reward]) for rollout in rollouts]
+    for index, plan in plans.items():
+        sigmas[index] = planner.sigma(rollouts[index], plan, [scores[i] for i in rows[index]])
     return sigmas
-
-
-def _prefixes(rollout: TrainRollout) -> list[int]:
-    return [rollout.segments[0][0], *(end for _, end in rollout.segments)]
 
 
 class GroupCredit:
     """The ``CreditScorer`` the trainer hands its method: sigmas of a group under the policy being trained."""
 
-    def __init__(
-        self,
-        policy: LanguageModel,
-        config: TrainConfig,
-        problems: list[Problem],
-        prompt_ids: Callable[[Problem], list[int]],
-    ):
-        self.policy, self.config, self.problems, self.prompt_ids = policy, config, problems, prompt_ids
+    def __init__(self, policy: LanguageModel, problems: list[Problem], prompt_ids: Callable[[Problem], list[int]]):
+        self.policy, self.problems, self.prompt_ids = policy, problems, prompt_ids
 
-    def sigmas(self, group: Group, estimator: str = "rredcot", options: dict | None = None) -> list[np.ndarray]:
+    def sigmas(self, group: Group, credit: CreditConfig) -> list[np.ndarray]:
         problem = self.problems[group.problem_index]
-        chosen = credit_estimator(estimator, options or {}, problem)
-        return group_sigmas(self.policy, self.config, chosen, self.prompt_ids(problem), group.rollouts, problem)
+        chosen = credit_estimator(credit, problem)
+        return group_sigmas(self.policy, credit, chosen, self.prompt_ids(problem), group.rollouts, problem)
 
 
 def couple_group(
     rollouts: list[TrainRollout],
     sigmas: list[np.ndarray],
-    coupling: str = "value_baseline",
-    coupling_lambda: float = 1.0,
-    gae_lambda: float = 1.0,
+    credit: CreditConfig,
+    *,
+    std: StdMode = "population",
+    scale: float | None = None,
 ) -> None:
-    """Set each rollout's per-segment and per-token advantages from the group's sigmas (METHOD.md §5)."""
-    rewards = np.array([r.reward for r in rollouts])
-    per_segment = segment_advantages(sigmas, rewards, coupling, coupling_lambda, gae_lambda=gae_lambda)
-    for rollout, advantages, baseline in zip(rollouts, per_segment, grpo_advantages(rewards), strict=True):
+    """Set each rollout's per-segment and per-token advantages from the group's sigmas (METHOD.md §5), with
+    ``credit``'s coupling; ``std`` / ``scale`` say what the reward spread is (``coupling.reward_scale``). A
+    rollout without a reward (NaN: TRL's unscorable row) is left out of the group's statistics and gets zero
+    advantages, as TRL does."""
+    rewards = np.array([r.reward for r in rollouts], dtype=float)
+    kept = [i for i in range(len(rollouts)) if np.isfinite(rewards[i])]
+    for rollout in rollouts:
+        rollout.segment_advantages = [0.0] * max(len(rollout.segments), 1)
+        rollout.token_advantages = np.zeros(len(rollout.completion_ids))
+    if not kept:
+        return
+    group_rewards = rewards[kept]
+    per_segment = segment_advantages(
+        [sigmas[i] for i in kept],
+        group_rewards,
+        credit.coupling,  # type: ignore[arg-type]
+        credit.coupling_lambda,
+        std,
+        credit.gae_lambda,
+        scale,
+    )
+    baselines = grpo_advantages(group_rewards, std, scale)
+    for index, advantages, baseline in zip(kept, per_segment, baselines, strict=True):
+        rollout = rollouts[index]
         rollout.segment_advantages = [float(a) for a in advantages]
         rollout.token_advantages = token_advantages(
-            advantages, rollout.segments, len(rollout.completion_ids), float(baseline), coupling
+            advantages,
+            rollout.segments,
+            len(rollout.completion_ids),
+            float(baseline),
+            credit.coupling,  # type: ignore[arg-type]
         )

@@ -94,5 +94,5 @@ class RolloutSampler:
                 "entropies": parent_entropies + list(generation.entropies),
             },
         )
-        segment_rollout(self._policy, rollout, self.config)
+        segment_rollout(self._policy, rollout, self.config.credit)
         return rollout

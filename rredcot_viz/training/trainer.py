@@ -22,7 +22,7 @@ from rredcot_viz.files import atomic_directory
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.meter import measure
 from rredcot_viz.training.config import TrainConfig
-from rredcot_viz.training.credit import GroupCredit
+from rredcot_viz.training.credit import GroupCredit, estimator_counts
 from rredcot_viz.training.methods import methods
 from rredcot_viz.training.rollouts import Group
 from rredcot_viz.training.sampler import RolloutSampler, derived_seed
@@ -63,7 +63,7 @@ class Trainer:
             dtype=base.dtype,
         )
         self.sampler = RolloutSampler(self.policy, config)
-        self.credit = GroupCredit(self.policy, config, train, self.sampler.prompt_ids)
+        self.credit = GroupCredit(self.policy, train, self.sampler.prompt_ids)
         self.on_phase: PhaseNote = lambda phase: None
 
     @property
@@ -110,6 +110,9 @@ class Trainer:
             "seconds_rollouts": collected - started,
             "seconds_credit": credited - collected,
             "seconds_update": finished - credited,
+            **estimator_counts(
+                [g.rollouts[0].info.get("credit_estimator") for g in groups if g.rollouts], config.credit
+            ),
             **{k: v for k, v in update.items() if k != "tokens"},
         }
         self.step += 1

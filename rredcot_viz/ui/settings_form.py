@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from rredcot_viz.settings import SettingSpec, specs
+from rredcot_viz.settings import SettingSpec, setting_value, specs
 
 COLUMNS = 4
 Widget = Callable[[SettingSpec, str], Any]  # a custom widget for one setting: (its spec, its key) -> value
@@ -45,7 +45,7 @@ def settings_form(
         with st.expander(more) if advanced else st.container():
             cells = st.columns(columns)
             for index, spec in enumerate(group):
-                start = getattr(initial, spec.name, spec.default) if initial is not None else spec.default
+                start = spec.default if initial is None else setting_value(initial, spec.name, spec.default)
                 with cells[index % columns]:
                     widget_key = f"{key}_{spec.name}"
                     if custom and spec.name in custom:

@@ -17,8 +17,7 @@ from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.store import Store
-from rredcot_viz.training import TrainConfig, latest_checkpoint, methods, quick
-from rredcot_viz.training.config import method_config_type, stored_train_config
+from rredcot_viz.training import TrainConfig, latest_checkpoint, method_config_type, methods, quick, stored_train_config
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.jobs import JobTexts, StreamlitProgress, job_progress, start_job
 from rredcot_viz.ui.method_controls import method_picker

@@ -18,8 +18,10 @@ from rredcot_viz.errors import ConfigError
 from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.paths import data_dir
+from rredcot_viz.settings import setting_value
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.training.config import TrainConfig, stored_train_config
+from rredcot_viz.training.config import TrainConfig
+from rredcot_viz.training.presets import stored_train_config
 from rredcot_viz.training.rollouts import Group
 from rredcot_viz.training.sampler import RolloutSampler, derived_seed, problem_prompt
 from rredcot_viz.training.task import Problem, builtin_split, reward
@@ -52,9 +54,9 @@ def resumed_config(run_id: str, overrides: dict[str, Any] | None = None) -> Trai
     is refused with the stored value, so a resumed run is the run that was started."""
     config, _ = stored_config(run_id)
     overrides = dict(overrides or {})
-    conflicts = {k: v for k, v in overrides.items() if k != "steps" and getattr(config, k) != v}
+    conflicts = {k: v for k, v in overrides.items() if k != "steps" and setting_value(config, k) != v}
     if conflicts:
-        stored = ", ".join(f"{k}={getattr(config, k)!r} (asked {v!r})" for k, v in conflicts.items())
+        stored = ", ".join(f"{k}={setting_value(config, k)!r} (asked {v!r})" for k, v in conflicts.items())
         raise ConfigError(
             f"run {run_id} was started with {stored}; a resumed run continues as it was started: drop those "
             "options, or start a new run"

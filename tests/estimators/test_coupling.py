@@ -49,11 +49,11 @@ def test_mode_c_weights_grpo_by_sigma_magnitude():
 def test_lambda_mixes_with_grpo():
     sigmas = [np.array([0.1, 0.9]), np.array([0.5, -0.5])]
     rewards = np.array([1.0, 0.0])
-    grpo = segment_advantages(sigmas, rewards, mode="a", lam=0.0)
+    grpo = segment_advantages(sigmas, rewards, mode="a", coupling_lambda=0.0)
     np.testing.assert_allclose(grpo[0], [1, 1])
     np.testing.assert_allclose(grpo[1], [-1, -1])
-    half = segment_advantages(sigmas, rewards, mode="a", lam=0.5)
-    full = segment_advantages(sigmas, rewards, mode="a", lam=1.0)
+    half = segment_advantages(sigmas, rewards, mode="a", coupling_lambda=0.5)
+    full = segment_advantages(sigmas, rewards, mode="a", coupling_lambda=1.0)
     np.testing.assert_allclose(half[0], 0.5 * full[0] + 0.5)
 
 
@@ -100,7 +100,9 @@ def test_flat_estimator_or_lambda_zero_is_grpo_exactly():
         _sigma([0.3, 0.3, 0.3], 0.0),
         _sigma([0.2, 0.2, 0.8], 1.0),
     ]
-    for advantages, expected in zip(segment_advantages(informative, rewards, mode, lam=0.0), grpo, strict=True):
+    for advantages, expected in zip(
+        segment_advantages(informative, rewards, mode, coupling_lambda=0.0), grpo, strict=True
+    ):
         np.testing.assert_allclose(advantages, expected, atol=1e-12)
 
 

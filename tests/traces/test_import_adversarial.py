@@ -10,7 +10,7 @@ import pytest
 
 from rredcot_viz.cli import main
 from rredcot_viz.errors import ConfigError, ImportFormatError, TraceError
-from rredcot_viz.traces.importers import base, import_file
+from rredcot_viz.traces.importers import import_file, json_records
 from rredcot_viz.traces.trace import Trace
 
 GOOD = {"question": "What is 2 + 3?", "cot": "2 + 3 = 5. The answer is 5.", "reference_answer": "5"}
@@ -139,7 +139,7 @@ def test_empty_fields_and_empty_file(tmp_path: Path, capsys) -> None:
 
 
 def test_huge_document_asks_for_jsonl_and_jsonl_streams(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(base, "MAX_DOCUMENT_BYTES", 100)
+    monkeypatch.setattr(json_records, "MAX_DOCUMENT_BYTES", 100)
     array = tmp_path / "big.json"
     array.write_text(json.dumps([GOOD] * 5))
     with pytest.raises(ImportFormatError, match="big.json is 0.0 GB of one JSON document.*write it as JSONL"):

@@ -1,11 +1,21 @@
-"""Training configs (training/config.py): bad settings are refused by name."""
+"""Training configs (training/config.py, training/presets.py): bad settings are refused by name; the credit
+settings are one ``CreditConfig`` inside each method's config, set by their own names or whole; runs stored
+with the former flat settings load; the ``train`` options and their errors are those of before."""
 
 from __future__ import annotations
 
+import argparse
+from dataclasses import asdict
+
 import pytest
 
+from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.training import config_for
+from rredcot_viz.settings import specs
+from rredcot_viz.training import CreditConfig, config_for, methods, stored_train_config
+from rredcot_viz.training.config import SEGMENTATION
+from rredcot_viz.training.methods.grpo import GRPOConfig
+from rredcot_viz.training.methods.rredcot import RREDCoTGRPOConfig
 
 
 def test_bad_configs_are_refused():
@@ -15,3 +25,50 @@ def test_bad_configs_are_refused():
         config_for("grpo", group_size=1)
     with pytest.raises(ConfigError, match="method 'grpo' has no setting coupling; its settings are: method, steps"):
         config_for("grpo", coupling="a")
+    with pytest.raises(ConfigError, match=r"coupling_lambda must be in \[0, 1\], got 2"):
+        config_for("rredcot", coupling_lambda=2.0)
+    with pytest.raises(ConfigError, match="GRPOConfig does not use credit.coupling .*default 'value_baseline'"):
+        GRPOConfig(credit=CreditConfig(coupling="a"))
+    with pytest.raises(ConfigError, match="method must be one of rredcot, got 'grpo'"):
+        RREDCoTGRPOConfig(method="grpo")
+
+
+def test_credit_settings_are_one_config_set_by_name_or_whole():
+    by_name = config_for("rredcot", segments=3, coupling="b", gae_lambda=0.5, steps=2)
+    whole = config_for("rredcot", credit=CreditConfig(segments=3, coupling="b", gae_lambda=0.5), steps=2)
+    assert by_name == whole and by_name.credit == CreditConfig(segments=3, coupling="b", gae_lambda=0.5)
+    assert config_for("rredcot", credit=CreditConfig(segments=3), coupling="c").credit == CreditConfig(
+        segments=3, coupling="c"
+    )
+    assert config_for("srpo", segments=6).credit.segments == 6  # every method reads the segmentation
+    grpo_settings = [s.name for s in specs(GRPOConfig) if s.path == ("credit",)]
+    assert grpo_settings == list(SEGMENTATION)
+    rredcot_settings = [s.name for s in specs(RREDCoTGRPOConfig) if s.path == ("credit",)]
+    assert rredcot_settings == [s.name for s in specs(CreditConfig)]
+
+
+def test_runs_stored_with_the_former_flat_settings_load():
+    base = {k: v for k, v in asdict(config_for("rredcot", steps=5)).items() if k != "credit"}
+    flat = {**base, "segments": 3, "credit_scope": "whole", "coupling": "a", "coupling_lambda": 0.5}
+    loaded = stored_train_config(flat)
+    assert loaded.credit == CreditConfig(segments=3, credit_scope="whole", coupling="a", coupling_lambda=0.5)
+    assert loaded.steps == 5 and type(loaded) is RREDCoTGRPOConfig
+    srpo = {**{k: v for k, v in asdict(config_for("srpo")).items() if k != "credit"}, "segmenter": "line"}
+    assert stored_train_config(srpo).credit.segmenter == "line"
+    current = config_for("rredcot", segments=2, estimator_options={"trigger": "="})
+    assert stored_train_config(asdict(current)) == current
+
+
+def test_the_train_options_are_flat_and_checked_per_method():
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_settings_arguments(parser, {name: methods.get(name).Config for name in methods.names()})
+    args = parser.parse_args(["--segments", "3", "--coupling", "a", "--coupling-lambda", "0.5"])
+    given = settings_from_args(args, RREDCoTGRPOConfig)
+    assert given == {"segments": 3, "coupling": "a", "coupling_lambda": 0.5}
+    assert config_for("rredcot", **given).credit == CreditConfig(segments=3, coupling="a", coupling_lambda=0.5)
+    with pytest.raises(ConfigError, match="--coupling is not a setting of GRPO"):
+        settings_from_args(args, GRPOConfig)
+    coupling = next(a for a in parser._actions if "--coupling" in a.option_strings)
+    assert "[rredcot]" in coupling.help and coupling.choices == ["value_baseline", "a", "b", "c"]
+    method = next(a for a in parser._actions if "--method" in a.option_strings)
+    assert sorted(method.choices) == sorted(methods.names())

@@ -1,7 +1,10 @@
-"""The trainer credits a rollout with the analyzer's own scoring plan: same segments, same sigma."""
+"""The trainer credits a rollout with the analyzer's own scoring plan: same segments, same sigma; the packing
+after each rollout's own cache gives the log-probs of the former prompt-only packing, at a fraction of its
+tokens; the estimator used (the fallback included) is recorded."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 
 import numpy as np
@@ -9,10 +12,17 @@ import pytest
 
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
+from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.training import TrainConfig
-from rredcot_viz.training.credit import group_sigmas, segment_rollout
+from rredcot_viz.training import CreditConfig
+from rredcot_viz.training.credit import (
+    _prompt_packed_sigmas,
+    credit_estimator,
+    estimator_counts,
+    group_sigmas,
+    segment_rollout,
+)
 from rredcot_viz.training.rollouts import TrainRollout
 from rredcot_viz.training.sampler import problem_prompt
 from rredcot_viz.training.task import Problem
@@ -50,7 +60,7 @@ def test_trainer_and_analyzer_give_the_same_segments_and_sigma(policy, estimator
     rollout = TrainRollout(prompt_ids, ids, TEXT, 1.0, 0, info={"entropies": entropies.tolist()})
     failed = TrainRollout(prompt_ids, policy.encode("So the total is 42."), "So the total is 42.", 0.0, 1)
     sigmas = group_sigmas(
-        policy, TrainConfig(segments=3), estimators.get(estimator)(), prompt_ids, [rollout, failed], PROBLEM
+        policy, CreditConfig(segments=3), estimators.get(estimator)(), prompt_ids, [rollout, failed], PROBLEM
     )
 
     prefixes = result.segmentation.state_prefixes
@@ -65,19 +75,132 @@ def test_reasoning_scope_leaves_the_answer_line_to_the_last_segment(policy):
     text = "3 + 5 = 8.\nSo it is 8.\nThe answer is \\boxed{8}."
     ids = policy.encode(text)
     rollout = TrainRollout([], ids, text, 1.0, 0)
-    prefixes = segment_rollout(policy, rollout, TrainConfig(segments=4))
+    prefixes = segment_rollout(policy, rollout, CreditConfig(segments=4))
     answer_token = next(i for i in range(len(ids)) if "answer" in policy.decode(ids[: i + 1]))
     assert prefixes[-1] <= answer_token < len(ids)  # the answer sentence is outside every segment
-    whole = segment_rollout(policy, TrainRollout([], ids, text, 1.0, 0), TrainConfig(segments=4, credit_scope="whole"))
+    whole = segment_rollout(policy, TrainRollout([], ids, text, 1.0, 0), CreditConfig(segments=4, credit_scope="whole"))
     assert whole[-1] == len(ids)
 
 
 def test_thought_delimited_completions_are_cut_into_their_thoughts(policy):
     text = "Add 3 and 5.</thought>That gives 8.</thought>The answer is \\boxed{8}.</thought>"
     rollout = TrainRollout([], policy.encode(text), text, 1.0, 0)
-    segment_rollout(policy, rollout, TrainConfig(segments=2, credit_scope="whole"))
+    segment_rollout(policy, rollout, CreditConfig(segments=2, credit_scope="whole"))
     assert [text[a:b] for a, b in rollout.info["segment_chars"]] == [
         "Add 3 and 5.</thought>",
         "That gives 8.</thought>",
         "The answer is \\boxed{8}.</thought>",
     ]
+
+
+PROSE = (  # no line breaks: where the hybrid segmenter cuts depends on the entropies
+    "Tom starts with 3 apples. Wait, let me check again. He buys 5 more, so 3 + 5 = 8. Next, we subtract 6 to get "
+    "42. So the total is 8. Alternatively, Hmm, Let me think step by step."
+)
+
+
+def test_without_recorded_entropies_the_rollout_is_cut_with_those_of_the_credit_pass(policy):
+    """The TRL path has no sampling entropies: the credit call's own pass supplies them, so the hybrid segmenter
+    cuts the rollout where the analyzer cuts the same text (with zeros, as before, it cut elsewhere)."""
+    prompt_text = problem_prompt(policy, PROBLEM)
+    trace = Trace(PROBLEM.question, PROSE, prompt=prompt_text, reference_answer="8", correct=True)
+    analyzer = Analyzer(policy, AnalysisConfig(variant="exact_sum"))
+    result = analyzer.analyze(trace, segmenters.get("hybrid")(k=3), estimators.get("answer_only")())
+    ids = policy.encode(PROSE)
+    assert policy.decode(ids) == PROSE
+    rollout = TrainRollout(policy.encode_prompt(prompt_text), ids, PROSE, 1.0, 0)
+    group_sigmas(policy, CreditConfig(segments=3), estimators.get("answer_only")(), rollout.prompt_ids, [rollout],
+                 PROBLEM)  # fmt: skip
+    assert rollout.segments == list(itertools.pairwise(result.segmentation.state_prefixes))
+    np.testing.assert_allclose(rollout.info["entropies"], analyzer.context(trace).stats.entropies, atol=1e-5)
+    blind = TrainRollout(rollout.prompt_ids, ids, PROSE, 1.0, 0)
+    segment_rollout(policy, blind, CreditConfig(segments=3))
+    assert blind.segments != rollout.segments
+
+
+GROUP = (TEXT, "So the total is 42.\nThe answer is 42.", "", TEXT.replace("8", "9"), "Hmm.")
+
+
+def group(lm, problem: Problem, texts: tuple[str, ...] = GROUP, entropies: bool = True):
+    """A prompt and its rollouts, with entropies as the sampler records them (or zeros), so that both packings
+    cut the rollouts alike."""
+    prompt = lm.encode_prompt(problem_prompt(lm, problem))
+    rollouts = [TrainRollout(prompt, lm.encode(t), t, float("8" in t), i) for i, t in enumerate(texts)]
+    for r in rollouts:
+        found = lm.token_stats(prompt + r.completion_ids, len(prompt)).entropies if entropies else None
+        r.info["entropies"] = [0.0] * len(r.completion_ids) if found is None else found.tolist()
+    return prompt, rollouts
+
+
+def scores_seen(estimator) -> list[dict[str, list[np.ndarray]]]:
+    """Record the log-probs handed to ``combine`` (per series, per state) on every call."""
+    seen: list = []
+    combine = estimator.combine
+
+    def spy(series, scores, n_states, outcome):
+        seen.append(scores)
+        return combine(series, scores, n_states, outcome)
+
+    estimator.combine = spy
+    return seen
+
+
+def assert_same_credit(lm, credit: CreditConfig, name: str, drawn: tuple[list[int], list[TrainRollout]]) -> None:
+    sigmas, costs, seen = [], [], []
+    prompt, drawn = drawn
+    for score in (group_sigmas, _prompt_packed_sigmas):
+        rollouts = copy.deepcopy(drawn)
+        estimator = estimators.get(name)()
+        seen.append(scores_seen(estimator))
+        before = lm.meter.total
+        sigmas.append(score(lm, credit, estimator, prompt, rollouts, PROBLEM))
+        costs.append((lm.meter.total - before).tokens_processed)
+    new, old = seen
+    assert len(new) == len(old) == len([r for r in drawn if r.text])  # an empty completion is not scored
+    for got, want in zip(new, old, strict=True):
+        assert got.keys() == want.keys()
+        for series in got:
+            for a, b in zip(got[series], want[series], strict=True):
+                np.testing.assert_allclose(a, b, atol=1e-5)
+    for a, b in zip(*sigmas, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+    assert costs[0] < costs[1]
+
+
+@pytest.mark.parametrize("name", ["rredcot", "answer_only"])
+def test_rollout_packing_equals_the_prompt_packing_in_log_prob(policy, name):
+    old = policy.pack_tokens
+    policy.pack_tokens = 48  # several chunks per rollout
+    try:
+        assert_same_credit(policy, CreditConfig(segments=3), name, group(policy, PROBLEM))
+    finally:
+        policy.pack_tokens = old
+
+
+@pytest.mark.integration
+def test_rollout_packing_equals_the_prompt_packing_on_the_embedded_model(embedded_lm):
+    """In float64, so that what is compared is the packing: in float32 the two packings, and the analyzer's, each
+    differ from plain re-encoding by up to 1.7e-5 on this model (rounding in 30 layers), below which no
+    packing can be told apart from another."""
+    model = copy.deepcopy(embedded_lm.model).double()
+    exact = LanguageModel(model, embedded_lm.tokenizer, name="embedded-f64", fingerprint="embedded-f64")
+    drawn = group(exact, PROBLEM, GROUP[:2], entropies=False)
+    assert_same_credit(exact, CreditConfig(segments=4), "rredcot", drawn)
+
+
+def test_the_estimator_used_is_recorded_and_counted(policy):
+    """A problem without a reference solution is credited by R-hat alone, and says so."""
+    bare = Problem(PROBLEM.question, "8", None, prompt=PROBLEM.prompt)
+    counts = []
+    for problem, expected in ((PROBLEM, "rredcot"), (bare, "answer_only")):
+        estimator = credit_estimator(CreditConfig(), problem)
+        prompt, rollouts = group(policy, problem)
+        group_sigmas(policy, CreditConfig(segments=2), estimator, prompt, rollouts, problem)
+        assert {r.info["credit_estimator"] for r in rollouts} == {expected}
+        counts.append(expected)
+    assert estimator_counts(counts, CreditConfig()) == {"credit_groups_rredcot": 1, "credit_groups_answer_only": 1}
+    assert estimator_counts(["answer_only"] * 2, CreditConfig()) == {
+        "credit_groups_rredcot": 0,
+        "credit_groups_answer_only": 2,
+    }
+    assert estimator_counts([None, None], CreditConfig()) == {}  # a method that credits nothing logs nothing

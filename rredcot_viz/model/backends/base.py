@@ -13,37 +13,17 @@ path for that).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.registry import Registry
-from rredcot_viz.settings import Settings, with_overrides
+from rredcot_viz.model.backends.spec import SamplerConfig, SamplerSpec
+from rredcot_viz.settings import with_overrides
 
 if TYPE_CHECKING:
     from rredcot_viz.model.core import ProgressFn
     from rredcot_viz.model.lm import LanguageModel
     from rredcot_viz.model.sampling import SamplingConfig
     from rredcot_viz.types import Generation, PrefixSampling, SampleResult
-
-
-@dataclass(frozen=True)
-class SamplerConfig(Settings):
-    """Base of every sampling backend's settings (the local sampler has none)."""
-
-
-@dataclass(frozen=True)
-class SamplerSpec:
-    """Which backend samples, and its settings: hashable, so the app keeps one sampler per choice and model."""
-
-    backend: str = "local"
-    config: SamplerConfig | None = None  # None: the backend's defaults
-
-    def build(self, lm: LanguageModel) -> Sampler:
-        return samplers.get(self.backend)(lm, self.config)
-
-    def describe(self) -> str:
-        return self.backend if self.config is None else f"{self.backend} ({self.config})"
 
 
 class Sampler(ABC):
@@ -93,9 +73,6 @@ class Sampler(ABC):
         progress: ProgressFn | None = None,
     ) -> list[list[Generation]]:
         """Continuations after many prefixes of one sequence (``LanguageModel.sample_after_prefixes``)."""
-
-
-samplers: Registry[type[Sampler]] = Registry("sampler")
 
 
 def build_sampler(lm: LanguageModel, spec: SamplerSpec | None = None) -> Sampler:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rredcot_viz.model.backends.base import Sampler, samplers
+from rredcot_viz.model.backends.base import Sampler
+from rredcot_viz.model.backends.spec import samplers
 
 if TYPE_CHECKING:
     from rredcot_viz.model.core import ProgressFn

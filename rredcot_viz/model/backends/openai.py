@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rredcot_viz.errors import ContextLengthError, SamplerError, SamplerMismatchError
-from rredcot_viz.model.backends.base import Sampler, SamplerConfig, samplers
+from rredcot_viz.model.backends.base import Sampler
+from rredcot_viz.model.backends.spec import SamplerConfig, samplers
 from rredcot_viz.model.meter import model_call
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.settings import setting

@@ -21,7 +21,7 @@ from rredcot_viz.traces.importers.base import (
     detect_format,
     import_file,
     importers,
-    read_records,
 )
+from rredcot_viz.traces.importers.json_records import read_records
 
 __all__ = ["ImportIssue", "ImportReport", "Importer", "detect_format", "import_file", "importers", "read_records"]

@@ -29,6 +29,7 @@ from typing import Any
 from rredcot_viz.errors import ImportFormatError
 from rredcot_viz.registry import Registry
 from rredcot_viz.traces.importers.fields import flag_value
+from rredcot_viz.traces.importers.json_records import read_records
 
 BATCH_ROWS = 2048
 """Rows per record batch of a parquet or Arrow file: the most of a table held in memory at once."""
@@ -107,7 +108,7 @@ def iter_records(
     warnings: Any = None,
 ) -> Iterator[tuple[Location, Record]]:
     """Every record of a file, or of every data file of a folder (``dataset_files``), in order; text readers
-    report repeated keys and lone surrogates to ``warnings`` (``base.ImportWarnings``)."""
+    report repeated keys and lone surrogates to ``warnings`` (``json_records.ImportWarnings``)."""
     files = dataset_files(path, split, config, display_name) if path.is_dir() else [path]
     for file in files:
         name = display_name if file == path and display_name else str(file)
@@ -190,9 +191,7 @@ def _choose(
 # ---------------------------------------------------------------------------------------------- the readers
 @readers.register("json")
 def read_json(path: Path, encoding: str, name: str, warnings: Any = None) -> Iterator[tuple[Location, Record]]:
-    """A JSON array, one JSON object or JSONL, optionally gzip-compressed (``base.read_records``)."""
-    from rredcot_viz.traces.importers.base import read_records
-
+    """A JSON array, one JSON object or JSONL, optionally gzip-compressed (``json_records.read_records``)."""
     short = Path(name).name
     for line, record in read_records(path, encoding, name, warnings):
         yield Location(short, line), record

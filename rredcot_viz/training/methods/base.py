@@ -18,7 +18,7 @@ import torch
 
 from rredcot_viz.estimators.coupling import grpo_advantages
 from rredcot_viz.registry import Registry
-from rredcot_viz.training.config import TrainConfig
+from rredcot_viz.training.config import CreditConfig, TrainConfig
 from rredcot_viz.training.loss import policy_loss
 from rredcot_viz.training.rollouts import Group, TrainRollout
 from rredcot_viz.training.task import Problem
@@ -52,7 +52,7 @@ class RolloutSource(Protocol):
 class CreditScorer(Protocol):
     """RREDCoT sigma of every rollout of a group under the current policy (``training.credit``)."""
 
-    def sigmas(self, group: Group, estimator: str = "rredcot", options: dict | None = None) -> list[np.ndarray]: ...
+    def sigmas(self, group: Group, credit: CreditConfig) -> list[np.ndarray]: ...
 
 
 class TrainingMethod(ABC):

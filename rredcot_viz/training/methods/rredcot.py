@@ -1,33 +1,23 @@
 """``rredcot``: per-segment advantages from RREDCoT's redistributed reward (METHOD.md §5): every rollout is
 segmented, its sigma estimated with the current policy (the analyzer's scoring plan), and sigma coupled to
-token advantages over the group (``value_baseline`` by default; modes a / b / c, lambda, gae_lambda)."""
+token advantages over the group. Every credit setting (segmentation, estimator, coupling ``value_baseline`` by
+default or ``a`` / ``b`` / ``c``, ``coupling_lambda``, ``gae_lambda``) is the config's ``credit``, the same
+``CreditConfig`` the TRL plug-in takes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rredcot_viz.estimators.coupling import COUPLING_MODES
-from rredcot_viz.settings import setting
-from rredcot_viz.training.config import TrainConfig, method_setting
+from rredcot_viz.training.config import CreditConfig, TrainConfig, credit_setting, method_setting
 from rredcot_viz.training.credit import couple_group
 from rredcot_viz.training.methods.base import CreditScorer, TrainingMethod, methods
 from rredcot_viz.training.rollouts import Group
-
-CREDIT_ESTIMATORS = ("rredcot", "answer_only", "continue_only")  # no-generation estimators with a ``combine``
 
 
 @dataclass(frozen=True)
 class RREDCoTGRPOConfig(TrainConfig):
     method: str = method_setting("rredcot")
-    coupling: str = setting("value_baseline", "how sigma becomes token advantages (METHOD.md §5; the revision's "
-                            "default keeps the outcome's sign)", choices=COUPLING_MODES)  # fmt: skip
-    coupling_lambda: float = setting(1.0, "weight of sigma against the outcome advantage (modes a / b / c)",
-                                     low=0.0, high=1.0)  # fmt: skip
-    gae_lambda: float = setting(1.0, "value_baseline: 1 keeps sign consistency with the outcome, < 1 sharpens "
-                                "credit toward the decisive segment", low=0.0, high=1.0)  # fmt: skip
-    estimator: str = setting("rredcot", "value estimator of the states (R-hat alone without a reference solution)",
-                             choices=CREDIT_ESTIMATORS, advanced=True)  # fmt: skip
-    estimator_options: dict = setting({}, "the estimator's own settings, as JSON", advanced=True)
+    credit: CreditConfig = credit_setting(only=None)
 
 
 @methods.register("rredcot")
@@ -38,7 +28,6 @@ class RREDCoTGRPO(TrainingMethod):
     config: RREDCoTGRPOConfig
 
     def advantages(self, groups: list[Group], scorer: CreditScorer) -> None:
-        c = self.config
+        credit = self.config.credit
         for group in groups:
-            sigmas = scorer.sigmas(group, c.estimator, c.estimator_options)
-            couple_group(group.rollouts, sigmas, c.coupling, c.coupling_lambda, c.gae_lambda)
+            couple_group(group.rollouts, scorer.sigmas(group, credit), credit)
