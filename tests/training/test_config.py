@@ -12,7 +12,7 @@ import pytest
 from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.settings import specs
-from rredcot_viz.training import CreditConfig, config_for, methods, stored_train_config
+from rredcot_viz.training import CreditConfig, config_for, methods, quick, stored_train_config
 from rredcot_viz.training.config import SEGMENTATION
 from rredcot_viz.training.methods.grpo import GRPOConfig
 from rredcot_viz.training.methods.rredcot import RREDCoTGRPOConfig
@@ -72,3 +72,9 @@ def test_the_train_options_are_flat_and_checked_per_method():
     assert "[rredcot]" in coupling.help and coupling.choices == ["value_baseline", "a", "b", "c"]
     method = next(a for a in parser._actions if "--method" in a.option_strings)
     assert sorted(method.choices) == sorted(methods.names())
+
+
+def test_the_quick_preset_checkpoints_often_enough_to_stop_and_resume():
+    config = quick("grpo")
+    assert 0 < config.checkpoint_every < config.steps and config.steps % config.checkpoint_every == 0
+    assert 0 < config.eval_every <= config.steps

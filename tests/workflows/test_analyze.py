@@ -3,6 +3,8 @@ one job per scoring work, shared by settings that reuse its scores."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from rredcot_viz.engine import AnalysisConfig, Analyzer
@@ -10,7 +12,7 @@ from rredcot_viz.estimators import estimators
 from rredcot_viz.jobs import JobManager
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.workflows.analyze import AnalysisWork, start
+from rredcot_viz.workflows.analyze import AnalysisWork, provenance, start
 
 TRACE = Trace(
     question="Tom has 3 apples and buys 5 more. How many apples does he have?",
@@ -73,3 +75,15 @@ def test_settings_that_reuse_the_scores_share_one_job(tiny):
         assert jobs.wait(first).status == "done" and work(analyzer, k=3).pending == 0
     finally:
         jobs.shutdown()
+
+
+def test_exported_rows_carry_the_whole_text_the_model_fingerprint_and_the_settings(tiny):
+    analysis = work(fresh(tiny))
+    analysis.run(Recorder(analysis))
+    about = provenance(analysis.analyzer, analysis.segmenter, {"estimator": "rredcot", "alpha": 0.5})
+    assert about["model_fingerprint"] == str(tiny.info()["fingerprint"]) and about["segmenter"] == "hybrid"
+    assert json.loads(about["method_settings"]) == {"alpha": 0.5, "estimator": "rredcot"}
+    assert json.loads(about["segmenter_settings"])["k"] == 2
+    rows = analysis.result().rows(preview=None)
+    assert "".join(row["text"] for row in rows) in TRACE.cot  # every segment whole, as written
+    assert max(len(row["text"]) for row in analysis.result().rows(preview=10)) <= 10  # only the view is cut
