@@ -7,7 +7,9 @@ credited with the default estimator (``rredcot``: R-hat and v-hat over the refer
 tokens the credit call runs through the model per completion token: today's packing (the prompt once per group,
 each completion once up to its last scored state, each state's continuation blocks after the rollout's own
 cache) beside the control (every state re-encodes its rollout prefix after the prompt, cost ~ K x T). Token
-counts do not depend on the weights, so a narrow random model of the same tokenizer runs them.
+counts do not depend on the weights, so a narrow random model of the same tokenizer runs them. Beside them: the
+same packing with R-hat alone (``answer_only``, the smallest continuation per state), and the largest
+difference in sigma between the two packings.
 
 Part 2, seconds (``--step-length`` 1,024, the embedded model): GRPO and RREDCoT-GRPO trainers (quick preset, one
 prompt x 8 rollouts, K = 4) advancing one step in turn, every rollout forced to the full length (end-of-text
@@ -33,7 +35,7 @@ import argparse
 import copy
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -152,8 +154,8 @@ def token_table(lm: LanguageModel, lengths: list[int], ks: list[int]) -> tuple[f
     problem = builtin_split(10, 1)[0][0]
     print(f"part 1: tokens through the model per completion token, groups of {GROUP}, estimator rredcot "
           f"(tokenizer of {lm.tokenizer.name_or_path or 'the bench'}, {lm.name})")  # fmt: skip
-    print(f"{'length':>7} {'K':>3} {'segments':>8} {'today':>7} {'control':>8} {'max|dsigma|':>11} {'s today':>8} "
-          f"{'s control':>9}")  # fmt: skip
+    print(f"{'length':>7} {'K':>3} {'segments':>8} {'today':>7} {'control':>8} {'R-hat only':>10} {'max|dsigma|':>11} "
+          f"{'s today':>8} {'s control':>9}")  # fmt: skip
     worst, worst_control = 0.0, 0.0
     for length in lengths:
         prompt, drawn = working_group(lm, problem, length, seed=length)
@@ -164,13 +166,15 @@ def token_table(lm: LanguageModel, lengths: list[int], ks: list[int]) -> tuple[f
                 segment_rollout(lm, rollout, credit)
             today = run_credit(lm, group_sigmas, credit, problem, prompt, rollouts)
             control = run_credit(lm, _prompt_packed_sigmas, credit, problem, prompt, rollouts)
+            r_hat = run_credit(lm, group_sigmas, replace(credit, estimator="answer_only"), problem, prompt, rollouts)
             completion = sum(len(r.completion_ids) for r in rollouts)
             differs = max(float(np.abs(a - b).max()) for a, b in zip(today.sigmas, control.sigmas, strict=True))
             segments = np.mean([len(r.segments) for r in rollouts])
             ratio, control_ratio = today.tokens / completion, control.tokens / completion
             worst, worst_control = max(worst, ratio), max(worst_control, control_ratio)
-            print(f"{length:7d} {k:3d} {segments:8.1f} {ratio:7.2f} {control_ratio:8.2f} {differs:11.1e} "
-                  f"{today.seconds:8.1f} {control.seconds:9.1f}", flush=True)  # fmt: skip
+            r_hat_ratio = r_hat.tokens / completion
+            print(f"{length:7d} {k:3d} {segments:8.1f} {ratio:7.2f} {control_ratio:8.2f} {r_hat_ratio:10.2f} "
+                  f"{differs:11.1e} {today.seconds:8.1f} {control.seconds:9.1f}", flush=True)  # fmt: skip
     return worst, worst_control
 
 
