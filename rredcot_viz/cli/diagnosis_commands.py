@@ -114,6 +114,8 @@ def _run_eval(args: argparse.Namespace) -> int:
     for evaluation in outcome.evaluations:
         failed = f" ({len(evaluation.errors)} failed, e.g. {evaluation.errors[0]})" if evaluation.errors else ""
         print(f"  {evaluation.detector}: {f1_text(evaluation.scores)} in {evaluation.scores.seconds:.0f} s{failed}")
+        for note in evaluation.notes:
+            print(f"    {note}")
     print(f"\nProcessBench {outcome.split}, n={len(outcome.traces)}, model {lm.name}")
     print(format_table(outcome.rows, "{:.1f}"))
     if not args.no_store:

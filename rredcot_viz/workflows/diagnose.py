@@ -241,6 +241,7 @@ def store_evaluation(store: Any, lm: Any, outcome: EvaluationOutcome, request: E
             "n_steps": evaluation.n_steps,
             "trace_hashes": evaluation.trace_hashes,
             "errors": evaluation.errors[:50],
+            "notes": evaluation.notes,
         }
         key = f"{run_id}:{evaluation.detector}"
         cost = {"seconds": evaluation.scores.seconds}
