@@ -606,13 +606,9 @@ def report(results: list[TraceResult], min_nonfinal: int, quiet: bool = False) -
         print_table(tables[s], heads[s], min_nonfinal, say)
     evaluation, head = tables["evaluation"], heads["evaluation"]
     say(f"\nOn the EVALUATION split (pairs: all {len(split['evaluation'])} usable traces; Spearman: the headline's):")
-    for name, other in (
-        ("rredcot", "position"),
-        (selected, "position"),
-        ("rredcot", "answer_only"),
-        ("mc4", "position"),
-        ("answer_only", "position"),
-    ):
+    contrasts = [("rredcot", "position"), (selected, "position"), ("rredcot", "answer_only"), ("mc4", "position")]
+    contrasts += [("answer_only", "position"), ("rredcot", "mc4")]
+    for name, other in dict.fromkeys(contrasts):  # the selected setting may be the default
         gain = evaluation.pair_gain(name, other)
         rho = (
             paired_bootstrap_difference(head.spearman[(name, False)], head.spearman[(other, False)])
