@@ -28,8 +28,8 @@ thread: ``--workers`` processes of one thread score the traces, 2 by default for
 
 Resumable: every scored trace is written to ``--out`` at once; ``--resume`` continues a run with the same
 protocol (more problems with a larger ``--problems``, the traces not yet scored), ``--minutes`` stops starting
-traces after that long (never on a result), and ``--report-from FILE`` prints the report and the last line
-again from a saved file, without the model.
+traces after that long (never on a result; the splits are scored in turn, so both grow alike), and
+``--report-from FILE`` prints the report and the last line again from a saved file, without the model.
 
 Last line: ``traces_drawn traces_usable selection_traces evaluation_traces headline_traces
 min_nonfinal_segments k_counts selected_qhat rredcot_spearman_nonfinal ... rredcot_pairs_nonfinal
@@ -341,6 +341,14 @@ def scored_in_order(
             process.terminate()
 
 
+def alternate_splits(todo: list[dict]) -> list[dict]:
+    """The traces to score, the splits taken in turn (each in drawn order): an order fixed before scoring, so a
+    run stopped by ``--minutes`` leaves both splits about equally large and picks no traces by their results."""
+    by_split = [[d for d in todo if d["split"] == s] for s in SPLITS]
+    turns = itertools.zip_longest(*by_split)
+    return [d for turn in turns for d in turn if d is not None]
+
+
 def _score_in_worker(drawn: dict, args: argparse.Namespace) -> tuple[TraceResult, float]:
     started = time.perf_counter()
     return score_trace(worker_model(), drawn, args), time.perf_counter() - started
@@ -474,7 +482,7 @@ def main() -> None:
     )
     save(args.out, protocol, screened, drawn, results)
     done = {r.trace.trace_id for r in results}
-    todo = [d for d in drawn if d["trace"] not in done]
+    todo = alternate_splits([d for d in drawn if d["trace"] not in done])
     print(f"split before scoring: {Counter(d['split'] for d in drawn)}; {len(todo)} traces to score", flush=True)
     for count, (result, seconds) in enumerate(scored_in_order(lm, todo, args), 1):
         results.append(result)
