@@ -1,27 +1,39 @@
 """Does RREDCoT's per-segment credit agree with Monte Carlo where it matters? Estimators, attributions and
 controls against an MC(16) reference, on traces where MC has something to say (embedded model, CPU).
 
-Traces: the model's own sampled solutions (T 0.7, up to 512 new tokens) on built-in problems it solves
-sometimes (the one-operation kinds: on the two-operation kind its pass rate was 0.03 over 16 problems x 8
-samples, so none would be in band): each screened problem gets ``--screen`` samples; problems with a pass rate
-in [0.2, 0.8] give one correct and one failed trace (the first, in seed order, with two or more lines of
-working and that ends by stating its answer). Every trace is segmented by the app's default segmenter (hybrid)
-over the whole response, so the last segment is the one that writes the answer; the reference is MC with 16
-rollouts per state (up to 512 new tokens, T 0.7). A trace is usable when it has >= 3 segments and its MC sigma
-is not constant over the non-final segments.
+Traces: the model's own sampled solutions (T 0.7, up to 512 new tokens) on built-in one-operation problems
+(on the two-operation kind its pass rate was 0.03, so none would be in band), drawn with ``--seed`` from a pool
+that leaves out every problem of the earlier protocol's seed (``--exclude-seed``: the traces that chose
+today's defaults). Each problem gets ``--screen`` samples; a problem with a pass rate in [0.2, 0.8] gives one
+correct and one failed trace: the first, in seed order, that ends by stating its answer after at least
+``--min-lines`` - 1 lines of working. Before anything is scored, each problem (both its traces) is assigned to
+the **selection** or the **evaluation** split by a seeded hash of its question (``--split-seed``).
+
+Segments: ``--segmenter`` (with ``--k``) over the whole response, so the last segment is the one that writes
+the answer. Reference: MC with 16 rollouts per state (up to ``--mc-max-tokens`` new tokens, T 0.7). A trace is
+usable when it has >= 3 segments and its MC sigma is not constant over the non-final segments; the headline
+uses the usable traces with >= ``--min-nonfinal`` non-final segments (a trace with two non-final segments can
+only score +1 or -1, a sign test), and pairwise-order agreement pools every ordered pair of non-final segments
+of every usable trace (a trace with m non-final segments gives m(m-1)/2 pairs).
 
 Rows: Q-hat (RREDCoT) for each v-hat proposal and aggregation, R-hat alone, v-hat alone, LOO, Shapley,
-gradient x input, attention, and MC with n = 1, 2, 4 rollouts independent of the reference. Controls on the
-same traces and segments: last-segment-only, position, random (100 seeded draws). Agreement is Spearman
-and Kendall per trace, averaged with a bootstrap 95% interval, on the non-final segments (the headline: the
-final segment writes the answer, and every estimator jumps there) and on all segments.
+gradient x input and attention (each with the trace's own answer as target, the default and the paper's
+quantity, and with the reference answer), and MC with n = 1, 2, 4 rollouts independent of the reference.
+Controls on the same segments: last-segment-only, position (credit = the segment's index, so later segments
+always get more) and random. The Q-hat setting is **chosen on the selection split** (pairwise-order agreement,
+non-final) and reported on the evaluation split beside the library's default; both splits are printed.
 A row beats the controls when the paired bootstrap interval of (row - control) is above 0 for each.
-Cost per row: tokens (scored + generated) and seconds per trace, each method run on a cold cache (seconds on
-one thread: ``--workers`` processes of one thread score the traces, 2 by default for the 2 cores).
+Cost per row: tokens (scored + generated) and seconds per trace, each method on a cold cache (seconds on one
+thread: ``--workers`` processes of one thread score the traces, 2 by default for the 2 cores).
 
-Last line: ``traces_drawn traces_usable mc_max_new_tokens rredcot_spearman_nonfinal rredcot_spearman_all
-answer_only_spearman_nonfinal last_segment_spearman_all position_spearman_nonfinal random_spearman_nonfinal
-rredcot_beats_controls tokens_mc16_over_rredcot mc_spearman_at_rredcot_budget`` (+ a few more).
+Resumable: every scored trace is written to ``--out`` at once; ``--resume`` continues a run with the same
+protocol (more problems with a larger ``--problems``, the traces not yet scored), ``--minutes`` stops starting
+traces after that long (never on a result; the splits are scored in turn, so both grow alike), and
+``--report-from FILE`` prints the report and the last line again from a saved file, without the model.
+
+Last line: ``traces_drawn traces_usable selection_traces evaluation_traces headline_traces
+min_nonfinal_segments k_counts selected_qhat rredcot_spearman_nonfinal ... rredcot_pairs_nonfinal
+position_pairs_nonfinal ... rredcot_beats_controls`` (the figures are on the evaluation split; see README).
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ import itertools
 import json
 import multiprocessing
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +51,15 @@ from pathlib import Path
 import numpy as np
 from workers import model_pool, worker_model
 
-from rredcot_viz.attribution.agreement import pearson, per_trace_agreement, per_trace_control, spearman, value_at_budget
+from rredcot_viz.attribution.agreement import (
+    control_pair_order,
+    pearson,
+    per_trace_agreement,
+    per_trace_control,
+    per_trace_pair_order,
+    spearman,
+    value_at_budget,
+)
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.redistribution import redistribute
@@ -48,12 +68,13 @@ from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.paths import PROJECT_ROOT, shared_data_dir
 from rredcot_viz.segmenters import segmenters
-from rredcot_viz.stats import bootstrap_mean, paired_bootstrap_difference
-from rredcot_viz.traces.answers import extract_answer, extract_answer_detailed
+from rredcot_viz.stats import bootstrap_mean, bootstrap_ratio, held_out_split, paired_bootstrap_difference
+from rredcot_viz.stats import paired_bootstrap_ratio_difference as ratio_difference
+from rredcot_viz.traces.answers import answers_equivalent, extract_answer, extract_answer_detailed
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.sampler import problem_prompt
-from rredcot_viz.training.task import BUILTIN_STOP, builtin_problems, reward
+from rredcot_viz.training.task import BUILTIN_STOP, Problem, builtin_problems, reward
 from rredcot_viz.workflows.compare import compare
 
 OUT = PROJECT_ROOT / "bench" / "out"
@@ -62,6 +83,10 @@ MC_NS = (1, 2, 4)  # drawn after the reference's 16, so independent of it
 PROPOSALS = ("remaining", "whole")
 PATH_AGGREGATIONS = ("geo_mean", "seq_prob", "mean_prob")
 CONTROLS = ("last_segment", "position", "random")
+ATTRIBUTIONS = ("loo", "shapley", "grad_x_input", "attention")
+SPLITS = ("selection", "evaluation")
+# what must match for a resumed run to add traces to a saved one
+PROTOCOL = ("seed", "exclude_seed", "split_seed", "screen", "min_lines", "segmenter", "k", "mc_max_tokens")
 
 
 def estimator_rows() -> dict[str, tuple[str, dict]]:
@@ -86,12 +111,20 @@ def estimator_rows() -> dict[str, tuple[str, dict]]:
     return rows
 
 
-ATTRIBUTIONS = ("loo", "shapley", "grad_x_input", "attention")
+def attribution_rows() -> dict[str, tuple[str, dict]]:
+    """Row name -> (attribution, options): the default target (the trace's own answer) and the reference."""
+    rows: dict[str, tuple[str, dict]] = {}
+    for name in ATTRIBUTIONS:
+        rows[name] = (name, {})
+        rows[f"{name}[reference]"] = (name, {"target": "reference"})
+    return rows
 
 
 @dataclass
 class TraceResult:
     trace: Trace
+    problem: int
+    split: str
     k: int
     reference: np.ndarray  # MC(16) sigma
     reference_values: np.ndarray
@@ -101,58 +134,126 @@ class TraceResult:
     truncated: int = 0
     rollouts: int = 0
 
+    @property
+    def usable(self) -> bool:
+        return bool(self.scores)
 
-def draw_traces(lm: LanguageModel, problems: int, screen: int, seed: int) -> tuple[list[Trace], list[float]]:
-    """One correct and one failed sampled trace per problem the model solves sometimes, and every pass rate."""
-    pool = [p for p in builtin_problems(3 * problems, seed=seed) if p.solution.count("\n") == 2][:problems]
-    prompts = [problem_prompt(lm, p) for p in pool]
-    ids = [lm.encode_prompt(text) for text in prompts]
+
+# ---------------------------------------------------------------------------------------------- drawing traces
+def problem_pool(count: int, seed: int) -> list[Problem]:
+    """The first ``count`` one-operation built-in problems from ``seed`` (prefix-stable: asking for more problems
+    keeps the first ``count``, so a resumed run screens only the new ones)."""
+    return one_operation(builtin_problems(6 * count + 60, seed=seed))[:count]
+
+
+def excluded_questions(exclude_seed: int | None) -> set[str]:
+    """The problems the earlier protocol drew its traces from (its first 40 one-operation problems with
+    ``exclude_seed``): they chose today's defaults, so none of them gives a trace here."""
+    if exclude_seed is None:
+        return set()
+    return {p.question for p in one_operation(builtin_problems(120, seed=exclude_seed))[:40]}
+
+
+def one_operation(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.solution.count("\n") == 2]
+
+
+def screen_problems(
+    lm: LanguageModel, pool: list[Problem], first: int, args: argparse.Namespace
+) -> tuple[list[dict], list[dict]]:
+    """Screen ``pool[first:]`` (``--screen`` samples each, row j of problem i seeded seed * 10^5 + 100 i + j):
+    every problem's pass rate, and its traces (``draw_from_samples``)."""
+    todo = list(range(first, len(pool)))
     config = SamplingConfig(
         0.7, 0.95, max_new_tokens=512, stop_strings=BUILTIN_STOP, stop_on_answer=True, batch_size=64
     )
-    rows = [(i, j) for i in range(len(pool)) for j in range(screen)]
-    result = lm.sample([ids[i] for i, _ in rows], [seed * 100_000 + 100 * i + j for i, j in rows], config)
-    traces, rates = [], []
-    for i, problem in enumerate(pool):
-        generations = result.generations[i * screen : (i + 1) * screen]
-        rewards = [reward(g.text, problem.answer) for g in generations]
-        rates.append(float(np.mean(rewards)))
-        if not 0.2 <= rates[-1] <= 0.8:
+    rows = [(i, j) for i in todo for j in range(args.screen)]
+    prompts = [lm.encode_prompt(problem_prompt(lm, pool[i])) for i, _ in rows]
+    result = lm.sample(prompts, [sample_seed(args.seed, i, j) for i, j in rows], config) if rows else None
+    texts = {i: [result.generations[n * args.screen + j].text for j in range(args.screen)] for n, i in enumerate(todo)}
+    return draw_from_samples(lm, pool, texts, args)
+
+
+def sample_seed(seed: int, problem: int, row: int) -> int:
+    return seed * 100_000 + 100 * problem + row
+
+
+def draw_from_samples(
+    lm: LanguageModel, pool: list[Problem], texts: dict[int, list[str]], args: argparse.Namespace
+) -> tuple[list[dict], list[dict]]:
+    """Each screened problem's pass rate, and one correct and one failed trace (as saved) per problem in band
+    that the earlier protocol did not use: the first sample, in seed order, with enough lines of working that
+    ends by stating its answer."""
+    excluded = excluded_questions(args.exclude_seed)
+    screened, drawn = [], []
+    for i, samples in texts.items():
+        problem = pool[i]
+        rewards = [reward(text, problem.answer) for text in samples]
+        rate = float(np.mean(rewards))
+        screened.append({"problem": i, "pass_rate": rate, "excluded": problem.question in excluded})
+        if not 0.2 <= rate <= 0.8 or problem.question in excluded:
             continue
         for wanted in (1.0, 0.0):
             pick = next(
-                (g for g, r in zip(generations, rewards, strict=True) if r == wanted and steps_before_answer(g.text)),
+                (
+                    (j, text)
+                    for j, (text, r) in enumerate(zip(samples, rewards, strict=True))
+                    if r == wanted and steps_before_answer(text, args.min_lines)
+                ),
                 None,
             )
             if pick is not None:
-                traces.append(
-                    Trace(
-                        question=problem.question,
-                        cot=pick.text,
-                        prompt=prompts[i],
-                        reference_answer=problem.answer,
-                        reference_solution=problem.solution,
-                        correct=bool(wanted),
-                        final_answer=extract_answer(pick.text),
-                        source="generated",
-                        trace_id=f"builtin-{i}-{'correct' if wanted else 'failed'}",
-                        metadata={"generator": lm.name, "seed": pick.seed, "pass_rate": rates[-1]},
-                    )
+                drawn.append(
+                    {
+                        "trace": f"builtin-{i}-{'correct' if wanted else 'failed'}",
+                        "problem": i,
+                        "split": held_out_split(problem.question, args.split_seed, SPLITS),
+                        "question": problem.question,
+                        "prompt": problem_prompt(lm, problem),
+                        "cot": pick[1],
+                        "reference_answer": problem.answer,
+                        "reference_solution": problem.solution,
+                        "correct": bool(wanted),
+                        "seed": sample_seed(args.seed, i, pick[0]),
+                        "pass_rate": rate,
+                    }
                 )
-    return traces, rates
+    return screened, drawn
 
 
-def steps_before_answer(text: str) -> bool:
-    """At least two lines of working, then the answer stated on the last line."""
+def as_trace(drawn: dict, generator: str) -> Trace:
+    return Trace(
+        question=drawn["question"],
+        cot=drawn["cot"],
+        prompt=drawn["prompt"],
+        reference_answer=drawn["reference_answer"],
+        reference_solution=drawn["reference_solution"],
+        correct=drawn["correct"],
+        final_answer=extract_answer(drawn["cot"]),
+        source="generated",
+        trace_id=drawn["trace"],
+        metadata={"generator": generator, "seed": drawn["seed"], "pass_rate": drawn["pass_rate"]},
+    )
+
+
+def steps_before_answer(text: str, min_lines: int = 3) -> bool:
+    """At least ``min_lines`` - 1 lines of working, then the answer stated on the last line."""
     lines = [line for line in text.splitlines() if line.strip()]
     found = extract_answer_detailed(text)
     stated = found is not None and found.method != "last_number"
-    return len(lines) >= 3 and stated and found.start > text.rstrip().rfind("\n")
+    return len(lines) >= min_lines and stated and found.start > text.rstrip().rfind("\n")
 
 
-def score_trace(lm: LanguageModel, trace: Trace, args: argparse.Namespace) -> TraceResult | None:
-    """Every row on one trace, each on a cold cache (so its cost is its own); None when not usable."""
-    segmenter = segmenters.get("hybrid")()
+# ---------------------------------------------------------------------------------------------- scoring
+def segmenter_of(args: argparse.Namespace):
+    options = {"k": args.k} if args.k else {}
+    return segmenters.get(args.segmenter)(**options)
+
+
+def score_trace(lm: LanguageModel, drawn: dict, args: argparse.Namespace) -> TraceResult:
+    """Every row on one trace, each on a cold cache (so its cost is its own); no scores when not usable."""
+    trace = as_trace(drawn, lm.name)
+    segmenter = segmenter_of(args)
     analysis_config = AnalysisConfig(scope="whole", boundaries="segmenter")  # the answer line is the last segment
     mc_analyzer = Analyzer(lm, analysis_config)
     mc = estimators.get("mc")(
@@ -177,7 +278,7 @@ def score_trace(lm: LanguageModel, trace: Trace, args: argparse.Namespace) -> Tr
     reference_values = np.append(
         [np.mean([r.correct for r in rollouts[:REFERENCE_N]]) for rollouts in per_state], outcome
     )
-    result = TraceResult(trace, segmentation.k, reference, reference_values)
+    result = TraceResult(trace, drawn["problem"], drawn["split"], segmentation.k, reference, reference_values)
     result.truncated = sum(r.truncated for rollouts in per_state for r in rollouts[:REFERENCE_N])
     result.rollouts = REFERENCE_N * len(per_state)
     if segmentation.k < 3 or np.ptp(reference[:-1]) == 0:
@@ -197,256 +298,439 @@ def score_trace(lm: LanguageModel, trace: Trace, args: argparse.Namespace) -> Tr
         result.scores[row] = analysis.sigma
         result.tokens[row] = analysis.cost.tokens_processed + analysis.cost.tokens_generated
         result.seconds[row] = analysis.cost.seconds
-    for name in ATTRIBUTIONS:
+    for row, (name, options) in attribution_rows().items():
         analyzer = Analyzer(lm, analysis_config)
         before = lm.meter.total
         started = time.perf_counter()
-        comparison = compare(analyzer, trace, segmenter, [name])
+        comparison = compare(analyzer, trace, segmenter, [name], {name: options})
         cost = lm.meter.total - before
-        result.scores[name] = comparison.methods[name].scores
-        result.tokens[name] = cost.tokens_processed + cost.tokens_generated
-        result.seconds[name] = time.perf_counter() - started
+        result.scores[row] = comparison.methods[name].scores
+        result.tokens[row] = cost.tokens_processed + cost.tokens_generated
+        result.seconds[row] = time.perf_counter() - started
     return result
 
 
 def scored_in_order(
-    lm: LanguageModel, traces: list[Trace], args: argparse.Namespace
+    lm: LanguageModel, todo: list[dict], args: argparse.Namespace
 ) -> Iterator[tuple[TraceResult, float]]:
-    """Each trace's result and its seconds, in the traces' order. With ``--workers N`` the traces are scored by N
-    processes of one thread each (a small model's batched sampling gains little from a second thread); results
-    still come in order, so the caller's stopping rule picks the same traces as a single process would."""
+    """Each trace's result and its seconds, in order. With ``--workers N`` the traces are scored by N processes
+    of one thread each (a small model's batched sampling gains little from a second thread); no new trace is
+    started once ``--minutes`` have passed (a budget of time, never of results, so stopping picks no traces)."""
+    deadline = time.perf_counter() + 60 * args.minutes if args.minutes else float("inf")
     if args.workers == 1:
-        for trace in traces:
+        for drawn in todo:
+            if time.perf_counter() > deadline:
+                return
             started = time.perf_counter()
-            yield score_trace(lm, trace, args), time.perf_counter() - started
+            yield score_trace(lm, drawn, args), time.perf_counter() - started
         return
     pool = model_pool(args.workers)
-    waiting = iter(traces)
+    waiting = iter(todo)
     running: deque = deque()
-    for trace in itertools.islice(waiting, args.workers + 1):  # one queued, so no worker waits for the reader
-        running.append(pool.submit(_score_in_worker, trace, args))
+    for drawn in itertools.islice(waiting, args.workers + 1):  # one queued, so no worker waits for the reader
+        running.append(pool.submit(_score_in_worker, drawn, args))
     try:
         while running:
             yield running.popleft().result()
-            for trace in itertools.islice(waiting, 1):
-                running.append(pool.submit(_score_in_worker, trace, args))
-    finally:  # enough traces: the ones still being scored are not needed
+            if time.perf_counter() < deadline:
+                for drawn in itertools.islice(waiting, 1):
+                    running.append(pool.submit(_score_in_worker, drawn, args))
+    finally:  # stopped early: the traces still being scored are not needed
         pool.shutdown(wait=False, cancel_futures=True)
         for process in multiprocessing.active_children():
             process.terminate()
 
 
-def _score_in_worker(trace: Trace, args: argparse.Namespace) -> tuple[TraceResult, float]:
+def alternate_splits(todo: list[dict]) -> list[dict]:
+    """The traces to score, the splits taken in turn (each in drawn order): an order fixed before scoring, so a
+    run stopped by ``--minutes`` leaves both splits about equally large and picks no traces by their results."""
+    by_split = [[d for d in todo if d["split"] == s] for s in SPLITS]
+    turns = itertools.zip_longest(*by_split)
+    return [d for turn in turns for d in turn if d is not None]
+
+
+def _score_in_worker(drawn: dict, args: argparse.Namespace) -> tuple[TraceResult, float]:
     started = time.perf_counter()
-    return score_trace(worker_model(), trace, args), time.perf_counter() - started
+    return score_trace(worker_model(), drawn, args), time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", type=int, default=40, help="built-in problems to screen")
-    parser.add_argument("--screen", type=int, default=8, help="samples per problem for its pass rate")
-    parser.add_argument("--usable", type=int, default=26, help="stop once this many usable traces are scored")
-    parser.add_argument("--mc-max-tokens", type=int, default=512)
-    parser.add_argument("--seed", type=int, default=3)
-    parser.add_argument(
-        "--workers", type=int, default=2, help="processes scoring traces (one thread each; 1 = this process)"
-    )
-    parser.add_argument("--ta-traces", type=int, default=0, help="Thought Anchors traces to compare (0 = skip)")
-    parser.add_argument(
-        "--report-from",
-        metavar="JSON",
-        help="no model: print the tables again from a run's compare_traces.json, the row 'rredcot' being today's "
-        "default (e.g. after the default changed)",
-    )
-    args = parser.parse_args()
-    if args.report_from:
-        report_again(json.loads(Path(args.report_from).read_text()))
-        return
-    OUT.mkdir(parents=True, exist_ok=True)
-    started_all = time.perf_counter()
-    lm = LanguageModel.load()
-    traces, rates = draw_traces(lm, args.problems, args.screen, args.seed)
-    in_band = sum(0.2 <= r <= 0.8 for r in rates)
-    print(
-        f"{lm.name}: screened {len(rates)} built-in problems x {args.screen} samples "
-        f"(pass rates {', '.join(f'{r:.2f}' for r in rates)}); {in_band} in [0.2, 0.8] gave {len(traces)} traces "
-        f"({time.perf_counter() - started_all:.0f} s)",
-        flush=True,
-    )
-    results: list[TraceResult] = []
-    drawn = 0
-    for result, seconds in scored_in_order(lm, traces, args):
-        drawn += 1
-        results.append(result)
-        status = "usable" if result.scores else ("K < 3" if result.k < 3 else "MC constant before the end")
-        print(
-            f"[{drawn}/{len(traces)}] {result.trace.trace_id}: K={result.k} R={result.trace.outcome:.0f} "
-            f"MC values {np.round(result.reference_values, 2).tolist()} {status} ({seconds:.0f} s)",
-            flush=True,
-        )
-        if sum(bool(r.scores) for r in results) >= args.usable:
-            break
-    usable = [r for r in results if r.scores]
-    nonconstant_all = sum(np.ptp(r.reference) > 0 for r in results)
-    truncated = sum(r.truncated for r in results) / max(sum(r.rollouts for r in results), 1)
-    (OUT / "compare_traces.json").write_text(
-        json.dumps(
-            [
-                {
-                    "trace": r.trace.trace_id,
-                    "cot": r.trace.cot,
-                    "outcome": r.trace.outcome,
-                    "k": r.k,
-                    "mc16_values": r.reference_values.tolist(),
-                    "scores": {name: v.tolist() for name, v in r.scores.items()},
-                    "tokens": r.tokens,
-                    "seconds": r.seconds,
-                    "rredcot_is": default_row(),
-                    "mc_max_new_tokens": args.mc_max_tokens,
-                    "truncated": r.truncated,
-                    "rollouts": r.rollouts,
-                }
-                for r in results
-            ],
-            indent=1,
-        )
-    )
-    print(
-        f"\ntraces drawn {drawn}, MC(16) sigma non-constant on {nonconstant_all}, usable {len(usable)} "
-        f"(>= 3 segments, MC not constant before the final segment); MC rollouts <= {args.mc_max_tokens} new "
-        f"tokens, {100 * truncated:.1f}% of the reference's rollouts hit the cap"
-    )
-    headline = report(usable)
-    if args.ta_traces:
-        thought_anchors(lm, args.ta_traces)
-    print(f"\n{time.perf_counter() - started_all:.0f} s in all")
-    print(
-        f"traces_drawn={drawn} traces_usable={len(usable)} mc_max_new_tokens={args.mc_max_tokens} "
-        + " ".join(f"{key}={value}" for key, value in headline.items())
-    )
-
-
+# ---------------------------------------------------------------------------------------------- the saved file
 def default_row() -> str:
     """The ablation row that the 'rredcot' row (the estimator's defaults) equals."""
     default = RREDCoTConfig()
     return f"rredcot[{default.path_proposal},{default.path_aggregation}]"
 
 
-def report_again(records: list[dict]) -> None:
-    """The tables of a finished run from its saved per-trace scores, with 'rredcot' meaning today's defaults.
-    A file written before the run recorded its default row had v-hat's earlier default (remaining, geo_mean)."""
-    results = []
-    for record in records:
-        trace = Trace("(not saved)", record["cot"], correct=bool(record["outcome"]), trace_id=record["trace"])
-        result = TraceResult(trace, record["k"], np.asarray(record["scores"].get("mc16", [])), np.array([]))
-        result.scores = {name: np.asarray(v) for name, v in record["scores"].items()}
-        result.tokens, result.seconds = dict(record["tokens"]), dict(record["seconds"])
-        result.truncated, result.rollouts = record.get("truncated", 0), record.get("rollouts", 0)
-        was, now = record.get("rredcot_is", "rredcot[remaining,geo_mean]"), default_row()
-        if was != now and now in result.scores:
-            for table in (result.scores, result.tokens, result.seconds):
-                table[was], table["rredcot"] = table.pop("rredcot"), table.pop(now)
-        results.append(result)
-    usable = [r for r in results if r.scores]
-    max_tokens = records[0].get("mc_max_new_tokens", 512)
-    print(f"re-read {len(records)} traces ({len(usable)} usable); the 'rredcot' row is {default_row()}")
-    headline = report(usable)
-    print(
-        f"traces_drawn={len(records)} traces_usable={len(usable)} mc_max_new_tokens={max_tokens} "
-        + " ".join(f"{key}={value}" for key, value in headline.items())
+def record(result: TraceResult, mc_max_tokens: int) -> dict:
+    return {
+        "trace": result.trace.trace_id,
+        "problem": result.problem,
+        "split": result.split,
+        "cot": result.trace.cot,
+        "outcome": result.trace.outcome,
+        "own_answer": result.trace.answer,
+        "reference_answer": result.trace.reference_answer,
+        "k": result.k,
+        "mc16_values": result.reference_values.tolist(),
+        "mc16_sigma": result.reference.tolist(),
+        "scores": {name: v.tolist() for name, v in result.scores.items()},
+        "tokens": result.tokens,
+        "seconds": result.seconds,
+        "rredcot_is": default_row(),
+        "mc_max_new_tokens": mc_max_tokens,
+        "truncated": result.truncated,
+        "rollouts": result.rollouts,
+    }
+
+
+def from_record(saved: dict) -> TraceResult:
+    """A scored trace as saved, with 'rredcot' meaning today's defaults (the row it equalled is renamed)."""
+    trace = Trace(
+        "(not saved)",
+        saved["cot"],
+        correct=bool(saved["outcome"]),
+        trace_id=saved["trace"],
+        final_answer=saved.get("own_answer"),
+        reference_answer=saved.get("reference_answer"),
     )
+    result = TraceResult(
+        trace,
+        saved["problem"],
+        saved["split"],
+        saved["k"],
+        np.asarray(saved["mc16_sigma"]),
+        np.asarray(saved["mc16_values"]),
+    )
+    result.scores = {name: np.asarray(v) for name, v in saved["scores"].items()}
+    result.tokens, result.seconds = dict(saved["tokens"]), dict(saved["seconds"])
+    result.truncated, result.rollouts = saved.get("truncated", 0), saved.get("rollouts", 0)
+    was, now = saved["rredcot_is"], default_row()
+    if result.scores and was != now and now in result.scores:
+        for table in (result.scores, result.tokens, result.seconds):
+            table[was], table["rredcot"] = table.pop("rredcot"), table.pop(now)
+    return result
 
 
+def save(path: Path, protocol: dict, screened: list[dict], drawn: list[dict], results: list[TraceResult]) -> None:
+    payload = {
+        "protocol": protocol,
+        "screened": screened,
+        "drawn": drawn,
+        "traces": [record(r, protocol["mc_max_tokens"]) for r in results],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(payload, indent=1))
+    temporary.replace(path)  # a run stopped mid-write keeps the previous file whole
+
+
+# ---------------------------------------------------------------------------------------------- main
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", type=int, default=60, help="built-in problems to screen (in all, when resuming)")
+    parser.add_argument("--screen", type=int, default=16, help="samples per problem for its pass rate")
+    parser.add_argument("--min-lines", type=int, default=3, help="a trace has at least this many non-empty lines")
+    parser.add_argument("--segmenter", default="fixed_tokens", help="fixed_tokens: K equal chunks (word starts)")
+    parser.add_argument("--k", type=int, default=6, help="the segmenter's target K (0: its default)")
+    parser.add_argument("--min-nonfinal", type=int, default=4, help="headline traces have >= this many non-final")
+    parser.add_argument("--mc-max-tokens", type=int, default=512)
+    parser.add_argument("--seed", type=int, default=11, help="the problems and the screening samples")
+    parser.add_argument("--exclude-seed", type=int, default=3, help="leave out this earlier protocol's problems")
+    parser.add_argument("--split-seed", type=int, default=0, help="the selection / evaluation split")
+    parser.add_argument("--minutes", type=float, default=0, help="start no trace after this long (0: no limit)")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="processes scoring traces (one thread each; 1 = this process)"
+    )
+    parser.add_argument("--out", type=Path, default=OUT / "compare_traces.json", help="the per-trace results")
+    parser.add_argument("--resume", action="store_true", help="add to --out (same protocol) instead of starting anew")
+    parser.add_argument("--ta-traces", type=int, default=0, help="Thought Anchors traces to compare (0 = skip)")
+    parser.add_argument(
+        "--report-from", metavar="JSON", type=Path, help="no model: the report and last line of a saved run again"
+    )
+    args = parser.parse_args()
+    if args.report_from:
+        saved = json.loads(args.report_from.read_text())
+        results = [from_record(r) for r in saved["traces"]]
+        print(f"re-read {len(results)} traces from {args.report_from}; the 'rredcot' row is {default_row()}")
+        print(f"protocol: {json.dumps(saved['protocol'])}")
+        print(last_line(report(results, saved["protocol"]["min_nonfinal"]), saved))
+        return
+    started_all = time.perf_counter()
+    protocol = {key: getattr(args, key) for key in PROTOCOL} | {"min_nonfinal": args.min_nonfinal}
+    screened: list[dict] = []
+    drawn: list[dict] = []
+    results: list[TraceResult] = []
+    if args.resume and args.out.is_file():
+        saved = json.loads(args.out.read_text())
+        mismatched = {k: (saved["protocol"][k], v) for k, v in protocol.items() if saved["protocol"][k] != v}
+        if mismatched:
+            raise SystemExit(f"--resume: {args.out} was run with another protocol (saved, asked): {mismatched}")
+        screened, drawn = saved["screened"], saved["drawn"]
+        results = [from_record(r) for r in saved["traces"]]
+        print(f"resuming {args.out}: {len(screened)} problems screened, {len(results)} of {len(drawn)} traces scored")
+    lm = LanguageModel.load()
+    pool = problem_pool(args.problems, args.seed)
+    new_screened, new_drawn = screen_problems(lm, pool, len(screened), args)
+    screened, drawn = screened + new_screened, drawn + new_drawn
+    rates = [s["pass_rate"] for s in new_screened]
+    print(
+        f"{lm.name}: screened {len(new_screened)} more built-in problems x {args.screen} samples "
+        f"(pass rates {', '.join(f'{r:.2f}' for r in rates)}); {sum(0.2 <= r <= 0.8 for r in rates)} in "
+        f"[0.2, 0.8], {sum(s['excluded'] for s in new_screened)} left out as the earlier protocol's; "
+        f"{len(new_drawn)} traces ({time.perf_counter() - started_all:.0f} s)",
+        flush=True,
+    )
+    save(args.out, protocol, screened, drawn, results)
+    done = {r.trace.trace_id for r in results}
+    todo = alternate_splits([d for d in drawn if d["trace"] not in done])
+    print(f"split before scoring: {Counter(d['split'] for d in drawn)}; {len(todo)} traces to score", flush=True)
+    for count, (result, seconds) in enumerate(scored_in_order(lm, todo, args), 1):
+        results.append(result)
+        save(args.out, protocol, screened, drawn, results)
+        nonfinal = result.k - 1
+        status = "usable" if result.usable else ("K < 3" if result.k < 3 else "MC constant before the end")
+        print(
+            f"[{count}/{len(todo)}] {result.trace.trace_id} ({result.split}): K={result.k} ({nonfinal} non-final) "
+            f"R={result.trace.outcome:.0f} MC values {np.round(result.reference_values, 2).tolist()} {status} "
+            f"({seconds:.0f} s)",
+            flush=True,
+        )
+    print(f"\n{len(results)} of {len(drawn)} drawn traces scored ({time.perf_counter() - started_all:.0f} s)")
+    saved = json.loads(args.out.read_text())
+    headline = report(results, args.min_nonfinal)
+    if args.ta_traces:
+        thought_anchors(lm, args.ta_traces)
+    line = last_line(headline, saved)
+    again = last_line(report([from_record(r) for r in saved["traces"]], args.min_nonfinal, quiet=True), saved)
+    if again != line:  # the saved file must give back exactly what was printed (--report-from relies on it)
+        raise RuntimeError(f"the saved per-trace file does not reproduce the run:\n{line}\n{again}")
+    print(f"(the saved file {args.out} reproduces this line with --report-from)")
+    print(line)
+
+
+def last_line(headline: dict[str, str], saved: dict) -> str:
+    records = saved["traces"]
+    truncated = sum(r.get("truncated", 0) for r in records) / max(sum(r.get("rollouts", 0) for r in records), 1)
+    fields = {
+        "traces_drawn": str(len(saved["drawn"])),
+        "traces_scored": str(len(records)),
+        "mc_max_new_tokens": str(saved["protocol"]["mc_max_tokens"]),
+        "mc_truncated_share": f"{truncated:.3f}",
+    }
+    return " ".join(f"{key}={value}" for key, value in (fields | headline).items())
+
+
+# ---------------------------------------------------------------------------------------------- the report
 def summary(values: np.ndarray) -> tuple[float, float, float, int]:
     defined = values[~np.isnan(values)]
     low, high = bootstrap_mean(defined)
     return (float(defined.mean()) if len(defined) else float("nan")), low, high, len(defined)
 
 
-def report(usable: list[TraceResult]) -> dict[str, str]:
-    """Print the agreement, ablation and budget tables; return the headline key=value figures."""
-    references = [r.reference for r in usable]
-    rows = [name for name in usable[0].scores if name != "mc16"]
-    agreement = {
-        (name, metric, final): per_trace_agreement([r.scores[name] for r in usable], references, metric, final=final)
-        for name in rows
-        for metric in ("spearman", "kendall")
-        for final in (False, True)
-    }
-    for control in CONTROLS:
-        for metric in ("spearman", "kendall"):
-            for final in (False, True):
-                agreement[(control, metric, final)] = per_trace_control(control, references, metric, final=final)
-    tokens = {name: float(np.mean([r.tokens[name] for r in usable])) for name in [*rows, "mc16"]}
-    seconds = {name: float(np.mean([r.seconds[name] for r in usable])) for name in [*rows, "mc16"]}
-    mc_curve = (
-        [tokens[f"mc{n}"] for n in MC_NS],
-        [float(np.nanmean(agreement[(f"mc{n}", "spearman", False)])) for n in MC_NS],
-    )
+def fmt(summary_: tuple[float, ...]) -> str:
+    if len(summary_) == 3:
+        mean, low, high = summary_
+        return f"{mean:+.3f} [{low:+.2f}, {high:+.2f}]"
+    mean, low, high, n = summary_
+    return f"{mean:+.3f} [{low:+.2f}, {high:+.2f}] n={n}"
 
-    def beats(name: str, final: bool) -> bool:
+
+class Table:
+    """Per-trace agreement of every row and control with MC(16) on one set of traces."""
+
+    def __init__(self, results: list[TraceResult]):
+        self.results = results
+        references = [r.reference for r in results]
+        self.rows = [name for name in results[0].scores if name != "mc16"] if results else []
+        self.spearman: dict[tuple[str, bool], np.ndarray] = {}
+        self.kendall: dict[str, np.ndarray] = {}
+        self.pairs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for name in self.rows:
+            scores = [r.scores[name] for r in results]
+            for final in (False, True):
+                self.spearman[(name, final)] = per_trace_agreement(scores, references, "spearman", final=final)
+            self.kendall[name] = per_trace_agreement(scores, references, "kendall", final=False)
+            self.pairs[name] = per_trace_pair_order(scores, references, final=False)
+        for control in CONTROLS:
+            for final in (False, True):
+                self.spearman[(control, final)] = per_trace_control(control, references, "spearman", final=final)
+            self.kendall[control] = per_trace_control(control, references, "kendall", final=False)
+            self.pairs[control] = control_pair_order(control, references, final=False)
+
+    def mean(self, name: str, final: bool = False) -> float:
+        values = self.spearman[(name, final)]
+        return float(np.nanmean(values)) if (~np.isnan(values)).any() else float("nan")
+
+    def pooled(self, name: str) -> tuple[float, float, float]:
+        return bootstrap_ratio(*self.pairs[name])
+
+    def pair_gain(self, name: str, other: str) -> tuple[float, float, float]:
+        return ratio_difference(*self.pairs[name], *self.pairs[other])
+
+    def beats(self, name: str, final: bool = False) -> bool:
         controls = CONTROLS if final else ("position", "random")
         return all(
-            paired_bootstrap_difference(agreement[(name, "spearman", final)], agreement[(c, "spearman", final)])[1] > 0
+            paired_bootstrap_difference(self.spearman[(name, final)], self.spearman[(c, final)])[1] > 0
             for c in controls
         )
 
-    print(
-        "\nAgreement with MC(16) sigma, per trace then averaged (95% bootstrap over traces; n = traces where "
-        "both vectors vary). Non-final = without the last segment (the one that writes the answer)."
+
+def k_counts(results: list[TraceResult]) -> str:
+    counts = Counter(r.k for r in results)
+    return ",".join(f"{k}:{counts[k]}" for k in sorted(counts))
+
+
+def report(results: list[TraceResult], min_nonfinal: int, quiet: bool = False) -> dict[str, str]:
+    """Print the inventory, the selection, the agreement tables of both splits and the paper comparison;
+    return the headline key=value figures (evaluation split)."""
+    say = (lambda *a, **k: None) if quiet else print
+    usable = [r for r in results if r.usable]
+    split = {s: [r for r in usable if r.split == s] for s in SPLITS}
+    headline = {s: [r for r in split[s] if r.k - 1 >= min_nonfinal] for s in SPLITS}
+    say("\nTraces by split and K (segments; the last writes the answer), all scored / usable / headline:")
+    for s in SPLITS:
+        scored = [r for r in results if r.split == s]
+        say(
+            f"  {s:10s}: scored {len(scored)} (K {k_counts(scored)}), usable {len(split[s])} (K {k_counts(split[s])}),"
+            f" headline (>= {min_nonfinal} non-final) {len(headline[s])}"
+        )
+    if not split["selection"] or not split["evaluation"]:
+        say("one split has no usable trace yet: nothing to select or report")
+        return {"selection_traces": str(len(split["selection"])), "evaluation_traces": str(len(split["evaluation"]))}
+    tables = {s: Table(split[s]) for s in SPLITS}
+    heads = {s: Table(headline[s]) if headline[s] else None for s in SPLITS}
+    # the choice: the Q-hat setting with the best pooled pairwise-order agreement on the selection split
+    q_rows = [name for name in tables["selection"].rows if name.startswith("rredcot")]
+    ranked = sorted(q_rows, key=lambda name: -tables["selection"].pooled(name)[0])
+    selected = ranked[0]
+    say(f"\nQ-hat settings on the SELECTION split ({len(split['selection'])} usable traces), pairwise-order nf:")
+    for name in ranked:
+        shown = default_row() if name == "rredcot" else name
+        say(f"  {shown:30s} {fmt(tables['selection'].pooled(name))}{'   <- selected' if name == selected else ''}")
+    chosen = default_row() if selected == "rredcot" else selected
+    say(f"selected: {chosen} (library default: {default_row()})")
+    for s in SPLITS:
+        say(f"\n=== {s.upper()} split ===")
+        print_table(tables[s], heads[s], min_nonfinal, say)
+    evaluation, head = tables["evaluation"], heads["evaluation"]
+    say(f"\nOn the EVALUATION split (pairs: all {len(split['evaluation'])} usable traces; Spearman: the headline's):")
+    contrasts = [("rredcot", "position"), (selected, "position"), ("rredcot", "answer_only"), ("mc4", "position")]
+    contrasts += [("answer_only", "position"), ("rredcot", "mc4")]
+    for name, other in dict.fromkeys(contrasts):  # the selected setting may be the default
+        gain = evaluation.pair_gain(name, other)
+        rho = (
+            paired_bootstrap_difference(head.spearman[(name, False)], head.spearman[(other, False)])
+            if head
+            else (float("nan"),) * 4
+        )
+        say(f"  {name} - {other}: pairwise-order {fmt(gain)}; Spearman nf {fmt(rho[:3])} over {rho[3]} traces")
+    paper_comparison(usable, say)
+    budget_curve = (
+        [float(np.mean([r.tokens[f"mc{n}"] for r in split["evaluation"]])) for n in MC_NS],
+        [evaluation.pooled(f"mc{n}")[0] for n in MC_NS],
     )
-    header = (
-        f"{'row':30s} {'Spearman non-final':>27s} {'Kendall nf':>10s} {'Spearman all':>27s} "
-        f"{'beats controls nf/all':>21s} {'tokens/trace':>12s} {'s/trace':>8s} {'MC at budget':>12s}"
-    )
-    print(header)
-    for name in [*rows, *CONTROLS]:
-        nf, al = summary(agreement[(name, "spearman", False)]), summary(agreement[(name, "spearman", True)])
-        kendall = summary(agreement[(name, "kendall", False)])[0]
-        if name in CONTROLS:
-            verdict, cost, budget = "(control)", f"{'-':>12s} {'-':>8s}", "-"
-        else:
-            verdict = f"{'yes' if beats(name, False) else 'no'}/{'yes' if beats(name, True) else 'no'}"
-            at, how = value_at_budget(*mc_curve, tokens[name])
-            cost = f"{tokens[name]:12.0f} {seconds[name]:8.2f}"
-            budget = f"{at:+.3f}{'*' if how == 'clamped' else ''}"
-        print(f"{name:30s} {fmt(nf):>27s} {kendall:+10.3f} {fmt(al):>27s} {verdict:>21s} {cost} {budget:>12s}")
-    print(
-        f"{'mc16 (the reference)':30s} {'':>27s} {'':>10s} {'':>27s} {'':>21s} {tokens['mc16']:12.0f} "
-        f"{seconds['mc16']:8.2f}"
-    )
-    print("* clamped: the budget lies outside MC's measured n = 1..4 (read at the nearest end)")
-    gain = paired_bootstrap_difference(
-        agreement[("rredcot", "spearman", False)], agreement[("answer_only", "spearman", False)]
-    )
-    print(
-        f"\nwhat v-hat adds (RREDCoT minus R-hat alone, non-final Spearman, paired): {gain[0]:+.3f} "
-        f"[{gain[1]:+.3f}, {gain[2]:+.3f}] over {gain[3]} traces"
-    )
-    q_rows = [name for name in rows if name.startswith("rredcot")]
-    best_q = max(q_rows, key=lambda name: np.nanmean(agreement[(name, "spearman", False)]))
-    print(f"best Q-hat setting on non-final segments: {best_q}")
-    rredcot_budget = value_at_budget(*mc_curve, tokens["rredcot"])
-    mean = lambda key: float(np.nanmean(agreement[key]))  # noqa: E731
+    rredcot_tokens = float(np.mean([r.tokens["rredcot"] for r in split["evaluation"]]))
+    mc16_tokens = float(np.mean([r.tokens["mc16"] for r in split["evaluation"]]))
+    at_budget = value_at_budget(*budget_curve, rredcot_tokens)
+    nonfinal = [r.k - 1 for r in headline["evaluation"]]
+    mean = lambda table, name, final=False: f"{table.mean(name, final):.3f}" if table else "nan"  # noqa: E731
     return {
-        "rredcot_spearman_nonfinal": f"{mean(('rredcot', 'spearman', False)):.3f}",
-        "rredcot_spearman_all": f"{mean(('rredcot', 'spearman', True)):.3f}",
-        "answer_only_spearman_nonfinal": f"{mean(('answer_only', 'spearman', False)):.3f}",
-        "last_segment_spearman_all": f"{mean(('last_segment', 'spearman', True)):.3f}",
-        "position_spearman_nonfinal": f"{mean(('position', 'spearman', False)):.3f}",
-        "random_spearman_nonfinal": f"{mean(('random', 'spearman', False)):.3f}",
-        "rredcot_beats_controls": str(int(beats("rredcot", False))),
-        "tokens_mc16_over_rredcot": f"{tokens['mc16'] / tokens['rredcot']:.1f}",
-        "mc_spearman_at_rredcot_budget": f"{rredcot_budget[0]:.3f}",
-        "mc_budget_clamped": str(int(rredcot_budget[1] == "clamped")),
-        "vhat_gain_nonfinal": f"{gain[0]:+.3f}",
-        "best_qhat": best_q,
+        "selection_traces": str(len(split["selection"])),
+        "evaluation_traces": str(len(split["evaluation"])),
+        "headline_traces": str(len(headline["evaluation"])),
+        "min_nonfinal_segments": str(min(nonfinal)) if nonfinal else "nan",
+        "k_counts": k_counts(split["evaluation"]),
+        "selected_qhat": chosen,
+        "default_qhat": default_row(),
+        "rredcot_spearman_nonfinal": mean(head, "rredcot"),
+        "selected_spearman_nonfinal": mean(head, selected),
+        "answer_only_spearman_nonfinal": mean(head, "answer_only"),
+        "mc4_spearman_nonfinal": mean(head, "mc4"),
+        "position_spearman_nonfinal": mean(head, "position"),
+        "random_spearman_nonfinal": mean(head, "random"),
+        "rredcot_pairs_nonfinal": f"{evaluation.pooled('rredcot')[0]:.3f}",
+        "selected_pairs_nonfinal": f"{evaluation.pooled(selected)[0]:.3f}",
+        "answer_only_pairs_nonfinal": f"{evaluation.pooled('answer_only')[0]:.3f}",
+        "position_pairs_nonfinal": f"{evaluation.pooled('position')[0]:.3f}",
+        "rredcot_spearman_all": f"{evaluation.mean('rredcot', True):.3f}",
+        "last_segment_spearman_all": f"{evaluation.mean('last_segment', True):.3f}",
+        "rredcot_beats_controls": str(int(bool(head) and head.beats("rredcot"))),
+        "rredcot_pairs_beat_position": str(int(evaluation.pair_gain("rredcot", "position")[1] > 0)),
+        "vhat_gain_pairs": f"{evaluation.pair_gain('rredcot', 'answer_only')[0]:+.3f}",
+        "tokens_mc16_over_rredcot": f"{mc16_tokens / rredcot_tokens:.1f}",
+        "mc_pairs_at_rredcot_budget": f"{at_budget[0]:.3f}",
+        "mc_budget_clamped": str(int(at_budget[1] == "clamped")),
     }
 
 
-def fmt(summary_: tuple[float, float, float, int]) -> str:
-    mean, low, high, n = summary_
-    return f"{mean:+.3f} [{low:+.2f}, {high:+.2f}] n={n}"
+def print_table(table: Table, head: Table | None, min_nonfinal: int, say) -> None:
+    results = table.results
+    say(
+        f"Agreement with MC(16) sigma on non-final segments (nf) and all segments. 'pairs nf' pools the ordered "
+        f"pairs of non-final segments of all {len(results)} usable traces ({int(table.pairs['position'][1].sum())} "
+        f"pairs; 95% bootstrap over traces; random = 0.500 exactly); 'Spearman nf' is per trace, averaged, on the "
+        f"{len(head.results) if head else 0} traces with >= {min_nonfinal} non-final segments; 'Spearman all' on "
+        "all usable traces. position = credit equal to the segment's index."
+    )
+    say(
+        f"{'row':30s} {'pairs nf':>21s} {'Spearman nf (headline)':>27s} {'Kendall nf':>10s} {'Spearman all':>27s} "
+        f"{'beats ctl':>9s} {'tokens/trace':>12s} {'s/trace':>8s}"
+    )
+    for name in [*table.rows, *CONTROLS]:
+        nf = fmt(summary(head.spearman[(name, False)])) if head else "-"
+        kendall = f"{np.nanmean(head.kendall[name]):+10.3f}" if head and name != "last_segment" else f"{'-':>10s}"
+        al = fmt(summary(table.spearman[(name, True)]))
+        if name in CONTROLS:
+            verdict, cost = "(control)", f"{'-':>12s} {'-':>8s}"
+        else:
+            verdict = "yes" if head and head.beats(name) else "no"
+            tokens = np.mean([r.tokens[name] for r in results])
+            cost = f"{tokens:12.0f} {np.mean([r.seconds[name] for r in results]):8.2f}"
+        pairs = fmt(table.pooled(name)) if name != "last_segment" else "-"
+        say(f"{name:30s} {pairs:>21s} {nf:>27s} {kendall} {al:>27s} {verdict:>9s} {cost}")
+    tokens = np.mean([r.tokens["mc16"] for r in results])
+    say(f"{'mc16 (the reference)':30s} {'':>21s} {'':>27s} {'':>10s} {'':>27s} {'':>9s} {tokens:12.0f}")
+
+
+def paper_comparison(usable: list[TraceResult], say) -> None:
+    """The paper's claim (METHOD.md §7.5): LOO and gradient attribution agree highly with each other and weakly
+    with RREDCoT. Per-trace Spearman over all segments, both splits (nothing is selected here), with each
+    method's agreement with the position control beside it (two methods that both follow position agree)."""
+    say(
+        f"\nThe paper's comparison on all {len(usable)} usable traces (per-trace Spearman, all segments; target = the "
+        "trace's own answer, the paper's unconditioned attribution, and the reference answer):"
+    )
+    position = {id(r): np.arange(1.0, r.k + 1) for r in usable}
+    pairs = [
+        ("loo", "grad_x_input"),
+        ("loo", "shapley"),
+        ("shapley", "grad_x_input"),
+        ("loo", "rredcot"),
+        ("grad_x_input", "rredcot"),
+        ("shapley", "rredcot"),
+        ("attention", "rredcot"),
+        ("loo", "position"),
+        ("grad_x_input", "position"),
+        ("rredcot", "position"),
+    ]
+    for a, b in pairs:
+        cells = []
+        for suffix in ("", "[reference]"):
+            name_a = a if a == "rredcot" else a + suffix
+            name_b = b if b in ("rredcot", "position") else b + suffix
+            values = np.array(
+                [
+                    spearman(r.scores[name_a], position[id(r)] if name_b == "position" else r.scores[name_b])
+                    for r in usable
+                ]
+            )
+            cells.append(fmt(summary(values)))
+        say(f"  {a:13s} vs {b:13s} own: {cells[0]:>27s}   reference: {cells[1]:>27s}")
+    differs = [r for r in usable if not answers_equivalent(r.trace.answer or "", r.trace.reference_answer or "")]
+    changed = sum(not np.allclose(r.scores["loo"], r.scores["loo[reference]"]) for r in differs)
+    say(f"  own and reference targets differ on {len(differs)} traces; LOO's scores differ on {changed} of them")
+    if differs and changed == 0:  # a check that can fail: the target switch must reach the model
+        raise RuntimeError("the own-answer target gave the reference target's scores on every trace where they differ")
 
 
 def thought_anchors(lm: LanguageModel, count: int) -> None:

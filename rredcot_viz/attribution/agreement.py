@@ -194,6 +194,45 @@ def per_trace_control(
     )
 
 
+def pair_order(a: np.ndarray, b: np.ndarray, *, final: bool = True) -> tuple[float, int]:
+    """Pairwise-order agreement of ``a`` with the reference ``b``: over the segment pairs that ``b`` orders
+    (unequal values), how many ``a`` orders the same way (a tie in ``a`` counts one half), and how many pairs.
+    Unlike a per-trace rank correlation, a trace with K non-final segments contributes K(K-1)/2 pairs, so traces
+    with two segments (whose Spearman is always +1 or -1) do not weigh like long ones when pooled (``final=False``
+    leaves out the final segment, as ``segment_agreement`` does)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not final:
+        a, b = a[:-1], b[:-1]
+    agreeing, pairs = 0.0, 0
+    for i, j in itertools.combinations(range(len(b)), 2):
+        if b[i] == b[j]:
+            continue
+        pairs += 1
+        product = np.sign(a[i] - a[j]) * np.sign(b[i] - b[j])
+        agreeing += 1.0 if product > 0 else (0.5 if product == 0 else 0.0)
+    return agreeing, pairs
+
+
+def per_trace_pair_order(
+    scores: list[np.ndarray], references: list[np.ndarray], *, final: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """``pair_order`` on every trace: (agreeing, pairs) arrays, to be pooled as sum(agreeing) / sum(pairs)."""
+    counts = [pair_order(s, r, final=final) for s, r in zip(scores, references, strict=True)]
+    return np.array([c[0] for c in counts]), np.array([c[1] for c in counts], dtype=float)
+
+
+def control_pair_order(
+    control: str, references: list[np.ndarray], *, final: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """A control's ``per_trace_pair_order``: ``position`` (credit = segment index, so every pair is read as "the
+    later segment gets more"), ``last_segment``, or ``random``, whose expected agreement is exactly one half of
+    every pair (so it is given as such, not drawn)."""
+    if control == "random":
+        pairs = per_trace_pair_order(references, references, final=final)[1]
+        return pairs / 2, pairs
+    return per_trace_pair_order([control_scores(control, len(r)) for r in references], references, final=final)
+
+
 def value_at_budget(budgets: list[float], values: list[float], budget: float) -> tuple[float, str]:
     """A cost-quality curve read at ``budget`` (linear in log cost between measured points), with how it was
     read: ``interpolated``, or ``clamped`` to the cheapest / dearest point when the budget lies outside.

@@ -19,6 +19,7 @@ from rredcot_viz.estimators.rredcot import PLAIN_TRIGGER, THINKING_TRIGGER, scor
 from rredcot_viz.model.meter import measure
 from rredcot_viz.registry import Registry
 from rredcot_viz.settings import Settings, setting, with_overrides
+from rredcot_viz.traces.answers import last_number_note
 from rredcot_viz.types import CallCost, ScoreItem, ScoreSeries, content_key
 
 if TYPE_CHECKING:
@@ -39,10 +40,12 @@ class SegmentScores:
 
 @dataclass(frozen=True)
 class AttributionConfig(Settings):
-    target: Literal["reference", "own"] = setting(
-        "reference",
-        "the answer whose log-probability is attributed: the reference answer, or the trace's own final answer "
-        "(the unconditioned attribution the RREDCoT paper contrasts with redistribution)",
+    # own by default (METHOD.md §7, §11): the unconditioned attribution the RREDCoT paper contrasts with
+    # redistribution; the reference answer is the conditioned alternative
+    target: Literal["own", "reference"] = setting(
+        "own",
+        "the answer whose log-probability is attributed: the trace's own final answer (the unconditioned "
+        "attribution the RREDCoT paper contrasts with redistribution), or the reference answer",
     )
     trigger: str | None = setting(None, "answer trigger (none: by trace style, as for R-hat)", advanced=True)
 
@@ -65,6 +68,9 @@ class Attribution(ABC):
         with measure() as spent:
             scores = self.segment_scores(context, segmentation, progress)
         scores.cost = spent.cost
+        if self.config.target == "own" and context.trace.final_answer is None:
+            note = last_number_note(context.trace.cot)
+            scores.notes.extend([note] if note else [])
         return scores
 
     @abstractmethod

@@ -124,6 +124,8 @@ def _run_eval(args: argparse.Namespace) -> int:
         stored = " (stored)" if store is not None else ""
         bars.write(f"  {evaluation.detector}: {f1_text(evaluation.scores)} in {evaluation.scores.seconds:.0f} s"
                    f"{failed}{stored}")  # fmt: skip
+        for note in evaluation.notes:
+            bars.write(f"    {note}")
         bars.close()
 
     if store is None:

@@ -19,6 +19,7 @@ import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector
 from rredcot_viz.diagnosis.capability import capability
+from rredcot_viz.diagnosis.self_localize import PARSE_FALLBACKS
 from rredcot_viz.diagnosis.verdicts import confusion_matrix
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import RredcotError
@@ -147,6 +148,7 @@ class Evaluation:
     errors: list[str] = field(default_factory=list)
     method: str = ""  # the registered detector name the row came from
     evidence: list[dict[str, Any] | None] = field(default_factory=list)  # per trace: the verdict's evidence
+    notes: list[str] = field(default_factory=list)  # fallbacks counted over the verdicts (``fallback_notes``)
 
     def confusion(self) -> np.ndarray:
         return confusion_matrix(self.predictions, self.labels, self.n_steps)
@@ -207,4 +209,18 @@ def evaluate(
         errors,
         method=detector.name,
         evidence=evidence,
+        notes=fallback_notes(report.label, evidence),
     )
+
+
+def fallback_notes(label: str, evidence: list[dict[str, Any] | None]) -> list[str]:
+    """How many verdicts a detector reached by a fallback rather than by reading the model (the self-localiser's
+    replies that named no step), so a row built on defaults says so."""
+    parsed = [e["parsed"] for e in evidence if e is not None and "parsed" in e]
+    fallbacks = [p for p in parsed if p in PARSE_FALLBACKS]
+    if not fallbacks:
+        return []
+    return [
+        f"{label}: {len(fallbacks)} of {len(parsed)} replies named no step and were read by the fallback rule "
+        "(an empty reply: the middle step; otherwise step 1)"
+    ]

@@ -5,7 +5,8 @@ Prompt variants (our wording of the official ``_localize_error``): ``l2`` assert
 wrong (default for failed traces and training), ``neutral`` allows ``\\boxed{0}`` for "no step is wrong"
 (default for benchmark runs, where correct traces occur), ``l1`` also reveals the correct answer.
 Parsing: the last ``\\boxed{`` holding an integer (0 = no error, 1..n = the step, else fall through), then
-the last ``Step N`` in range, then 1; an empty reply gives max(1, n // 2).
+the last ``Step N`` in range, then 1; an empty reply gives max(1, n // 2). Which rule read each reply is in the
+verdict's evidence (``parsed``), so fallbacks are counted, not silent.
 """
 
 from __future__ import annotations
@@ -75,10 +76,20 @@ def localisation_prompt(question: str, steps: list[str], variant: str, answer: s
     )
 
 
+PARSE_FALLBACKS = ("empty_reply", "default")  # how a reply was read when it named no step: not a real answer
+
+
 def parse_localisation(reply: str, n: int, allow_none: bool = True) -> int:
     """1-based step, or 0 for "no error" (only when ``allow_none``); METHOD.md's parsing rules."""
+    return parse_localisation_detailed(reply, n, allow_none)[0]
+
+
+def parse_localisation_detailed(reply: str, n: int, allow_none: bool = True) -> tuple[int, str]:
+    """``parse_localisation`` and the rule that produced it: ``boxed``, ``boxed_none`` (boxed 0 = no error),
+    ``step`` (the last "Step N" in range), or a fallback (``PARSE_FALLBACKS``: an empty reply gives
+    max(1, n // 2), a reply naming no step gives 1), so how often the model's reply was not read is known."""
     if not reply.strip():
-        return max(1, n // 2)
+        return max(1, n // 2), "empty_reply"
     boxes = find_boxed(reply)
     if boxes:
         start, end = boxes[-1]
@@ -86,13 +97,13 @@ def parse_localisation(reply: str, n: int, allow_none: bool = True) -> int:
         if re.fullmatch(r"[+-]?\d+", content):
             value = int(content)
             if value == 0:  # "no error"; in training it is clamped to step 1, the empty prefix (METHOD.md)
-                return 0 if allow_none else 1
+                return (0 if allow_none else 1), "boxed_none"
             if 1 <= value <= n:
-                return value
+                return value, "boxed"
     for match in reversed(list(re.finditer(r"[Ss]tep\s+(\d+)", reply))):
         if 1 <= int(match.group(1)) <= n:
-            return int(match.group(1))
-    return 1
+            return int(match.group(1)), "step"
+    return 1, "default"
 
 
 @detectors.register("self_localize", aliases=("srpo_self",))
@@ -129,11 +140,13 @@ class SelfLocalize(Detector):
         result = analyzer.sampler.sample(prompts, [self.config.seed] * len(prompts), config, progress=progress)
         verdicts: list[FirstError | RredcotError] = []
         for generation, trace_steps in zip(result.generations, steps, strict=True):
-            step = parse_localisation(generation.text, len(trace_steps), allow_none=self.config.variant == "neutral")
+            step, parsed = parse_localisation_detailed(
+                generation.text, len(trace_steps), allow_none=self.config.variant == "neutral"
+            )
             scores = np.zeros(len(trace_steps))
             if step:
                 scores[step - 1] = 1.0
-            evidence = {"reply": generation.text, "step": step}
+            evidence = {"reply": generation.text, "step": step, "parsed": parsed}
             cost = CallCost(tokens_generated=len(generation.token_ids))
             verdicts.append(
                 FirstError(self.name, NO_ERROR if step == 0 else step - 1, scores, evidence=evidence, cost=cost)

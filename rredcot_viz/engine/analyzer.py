@@ -23,7 +23,7 @@ from rredcot_viz.model.meter import measure
 from rredcot_viz.scoring.cache import BoundaryCache
 from rredcot_viz.scoring.context import PromptConfig, TraceContext
 from rredcot_viz.segmenters.base import Segmentation, Segmenter, segmenters
-from rredcot_viz.segmenters.scope import Scope
+from rredcot_viz.segmenters.scope import Scope, region_end
 from rredcot_viz.settings import Settings, setting
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost, StateValues
@@ -145,8 +145,14 @@ class Analyzer:
         return estimator.pending(context, self.candidate_prefixes(context, segmenter), states)
 
     def segment(self, trace: Trace, segmenter: Segmenter) -> Segmentation:
+        """``segmenter``'s segments of the trace's region; a scope that had to widen says so in the warnings."""
         context = self.context(trace)
-        return segmenter.segment(context.segmenter_input(self.scope_for(segmenter)))
+        scope = self.scope_for(segmenter)
+        segmentation = segmenter.segment(context.segmenter_input(scope))
+        widened = region_end(trace.cot, scope)[1]
+        if widened:
+            segmentation.warnings.append(widened)
+        return segmentation
 
     def precompute(
         self, trace: Trace, segmenter: Segmenter, estimator: ValueEstimator, progress: ProgressFn | None = None

@@ -4,10 +4,10 @@
   (``s_t ‖ trigger ‖ Y* ‖ "}"``, scoring ``Y* ‖ "}"``), aggregated per ``aggregation``;
 - v-hat_t: the importance-sampling estimate over the reference path with a point proposal, i.e. the
   likelihood of P* after ``s_t ‖ "\\n\\n"``, computed in log space and aggregated by ``path_aggregation``;
-  the ``remaining`` proposal (default) scores only the reference steps still ahead of the prefix (after the
-  last step whose new numbers the prefix already states), since the whole P* after every prefix scores
-  about the same everywhere (METHOD.md revision 3); extra reference paths widen the proposal (the maximum
-  of the normalised scores, so it can only rise as references are added);
+  the ``whole`` proposal (default, chosen by agreement with Monte Carlo: bench/compare.py) scores all of P*
+  after every prefix, ``remaining`` only the reference steps still ahead of it (after the last step whose new
+  numbers the prefix already states; METHOD.md revision 3); extra reference paths widen the proposal (the
+  maximum of the normalised scores, so it can only rise as references are added);
 - Q-hat_t = alpha R-hat_t + beta v-hat_t, with Q-hat_{K+1} := R (the observed outcome).
 
 ``answer_only`` (alpha=1, beta=0) and ``continue_only`` (alpha=0, beta=1) are the ablations. The non-positive
@@ -26,7 +26,7 @@ from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.estimators.aggregation import CANDIDATE_NORMALIZED, aggregations, candidate_normalized
 from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
 from rredcot_viz.settings import setting
-from rredcot_viz.traces.answers import answers_equivalent, numbers_in
+from rredcot_viz.traces.answers import answers_equivalent, last_number_note, numbers_in
 from rredcot_viz.types import ScoreSeries, StateValues
 
 if TYPE_CHECKING:
@@ -234,6 +234,14 @@ class OwnAnswerEstimator(AnswerOnlyEstimator):
 
     def target_answer(self, trace) -> str:
         return trace.answer
+
+    def state_values(
+        self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
+    ) -> StateValues:
+        result = super().state_values(context, segmentation, progress)
+        note = last_number_note(context.trace.cot) if context.trace.final_answer is None else None
+        result.notes.extend([note] if note else [])
+        return result
 
     def combine(
         self, series: list[ScoreSeries], scores: dict[str, list[np.ndarray]], n_states: int, outcome: float

@@ -20,19 +20,28 @@ _SENTENCE_BREAK = re.compile(r"(?:[.!?](?=\s)|\n)\s*")
 
 def reasoning_end(text: str, scope: Scope = "reasoning") -> int:
     """Character offset where the segmented region ends (the region is ``text[:offset]``)."""
+    return region_end(text, scope)[0]
+
+
+def region_end(text: str, scope: Scope = "reasoning") -> tuple[int, str | None]:
+    """``reasoning_end`` and, when the ``reasoning`` scope had to segment the whole response instead, why (so the
+    switch is shown, not silent); None otherwise."""
     if scope == "whole":
-        return len(text)
+        return len(text), None
     think = text.find(THINK_END)
     if think > 0 and text[:think].strip():
-        return think
+        return think, None
     if scope == "think":
-        return len(text)
+        return len(text), None
     found = extract_answer_detailed(text)
     if found is None or found.method == "last_number":
-        return len(text)
+        return len(text), (
+            "scope 'reasoning': the response states no final answer (no </think>, \\boxed{} or 'the answer is'), "
+            "so the whole response is segmented"
+        )
     start = 0
     for match in _SENTENCE_BREAK.finditer(text, 0, found.start):
         start = match.end()
-    if not text[:start].strip():  # the answer sentence is the whole response: segment everything
-        return len(text)
-    return start
+    if not text[:start].strip():
+        return len(text), "scope 'reasoning': the answer sentence is the whole response, so all of it is segmented"
+    return start, None

@@ -84,6 +84,15 @@ def extract_answer(text: str) -> str | None:
     return found.text if found else None
 
 
+def last_number_note(text: str) -> str | None:
+    """A note for results that read ``text``'s own answer, when that answer is only its last number (the text
+    states none explicitly), so the fallback is shown; None when the answer is stated."""
+    found = extract_answer_detailed(text)
+    if found is None or found.method != "last_number":
+        return None
+    return f"the trace's own answer {found.text!r} is its last number: the response states no answer explicitly"
+
+
 def _trim_sentence(answer: str) -> str:
     """Cut an "answer is ..." capture at the end of its sentence, keeping decimals like 3.5 intact."""
     answer = answer.strip()

@@ -130,6 +130,8 @@ def stored_runs() -> None:
     table, details = load_evaluation(resources.store(), run_id)
     st.dataframe(table, hide_index=True, key="diagnose_eval_table")
     st.caption("F1 is n/a when the sample has no erroneous or no correct traces; the last rows are trivial baselines.")
+    for note in (note for detail in details.values() for note in detail.get("notes", [])):
+        st.warning(note)
     detector = st.selectbox("Confusion view of", list(details), key="diagnose_confusion_detector")
     detail = details[detector]
     st.plotly_chart(

@@ -325,6 +325,7 @@ class EvaluationRecord:
             "n_steps": evaluation.n_steps,
             "trace_hashes": evaluation.trace_hashes,
             "errors": evaluation.errors[:50],
+            "notes": evaluation.notes,
         }
         settings = self.request.detectors[evaluation.method]
         cost = {"seconds": evaluation.scores.seconds}

@@ -14,11 +14,14 @@ from scipy import stats
 from rredcot_viz.attribution.agreement import (
     agreement_matrix,
     control_agreement,
+    control_pair_order,
     control_scores,
     kendall_tau_b,
+    pair_order,
     pearson,
     per_trace_agreement,
     per_trace_control,
+    per_trace_pair_order,
     ranks,
     segment_agreement,
     sign_agreement,
@@ -101,3 +104,27 @@ def test_value_at_budget_interpolates_in_log_cost_and_says_when_clamped():
     assert value_at_budget(budgets, [0.1, float("nan"), 0.5], 200.0)[0] == pytest.approx(0.3)  # NaN point skipped
     value, how = value_at_budget(budgets, [float("nan")] * 3, 200.0)
     assert np.isnan(value) and how == "undefined"
+
+
+def test_pair_order_counts_agreeing_pairs_of_the_reference():
+    reference = np.array([0.1, 0.3, 0.2, 0.9])  # non-final: 3 ordered pairs
+    assert pair_order(np.array([0.0, 1.0, 0.5, 9.0]), reference, final=False) == (3.0, 3)
+    assert pair_order(np.array([1.0, 2.0, 3.0, 0.0]), reference, final=False) == (2.0, 3)  # segments 2 and 3 reversed
+    assert pair_order(np.array([0.0, 0.0, 1.0, 0.0]), reference) == (2.5, 6)  # 3 ties in the row: one half each
+    assert pair_order(np.ones(3), np.array([0.5, 0.5, 0.5]), final=True) == (0.0, 0)  # a flat reference orders nothing
+    # a two-segment trace is worth one pair, a five-segment one ten: pooled, the long trace weighs more
+    agreeing, pairs = per_trace_pair_order([np.array([2.0, 1.0]), np.arange(5.0)], [np.arange(2.0), np.arange(5.0)])
+    np.testing.assert_array_equal(agreeing, [0.0, 10.0])
+    np.testing.assert_array_equal(pairs, [1.0, 10.0])
+    assert agreeing.sum() / pairs.sum() == pytest.approx(10 / 11)
+
+
+def test_pair_order_controls():
+    references = [np.array([0.1, 0.3, 0.2, 0.9, 0.0]), np.array([0.5, 0.5, 0.4, 1.0])]
+    agreeing, pairs = control_pair_order("position", references, final=False)
+    np.testing.assert_array_equal(pairs, [6, 2])
+    np.testing.assert_array_equal(agreeing, [5, 0])
+    agreeing, pairs = control_pair_order("random", references, final=False)
+    np.testing.assert_array_equal(agreeing, [3.0, 1.0])  # one half of every pair
+    # all credit on the last segment: ties (one half) among the others, and "the last is highest" on the rest
+    assert control_pair_order("last_segment", references, final=True)[0].tolist() == [6 * 0.5 + 0.0, 2 * 0.5 + 3.0]

@@ -25,10 +25,30 @@ def test_subsets_reuse_the_trace_prefix():
 
 
 def test_missing_target_is_named(tiny):
+    """The default target is the trace's own answer (METHOD.md §7), so a trace with no reference runs; the
+    reference target says what is missing and names the switch back."""
     trace = Trace("Q?", "a\nb\nThe answer is 3.")
     context = Analyzer(tiny).context(trace)
     segmentation = Analyzer(tiny).segment(trace, segmenters.get("line")())
+    own = attributions.get("loo")().attribute(context, segmentation)
+    assert own.values.shape == (segmentation.k,) and own.notes == []
     with pytest.raises(MissingReferenceError, match="reference answer.*use target=own"):
-        attributions.get("loo")().attribute(context, segmentation)
-    own = attributions.get("loo")(target="own").attribute(context, segmentation)
-    assert own.values.shape == (segmentation.k,)
+        attributions.get("loo")(target="reference").attribute(context, segmentation)
+
+
+def test_default_target_is_the_traces_own_answer():
+    """On a failed trace the two targets differ: the default scores the answer the trace gave, "reference" the
+    right one; an own answer that is only the response's last number is noted, not used silently."""
+    context, _ = make(2, lambda s: 0.0)
+    failed = context.trace.with_changes(cot="aa\nbb\nThe answer is \\boxed{5}.", reference_answer="7")
+    analyzer = Analyzer(context.lm)
+    loo = attributions.get("loo")
+    assert loo().config.target == "own"
+    assert (
+        loo().target(analyzer.context(failed)) == "5}"
+        and loo(target="reference").target(analyzer.context(failed)) == "7}"
+    )
+    unstated = failed.with_changes(cot="aa\nbb\nso 5")
+    segmentation = analyzer.segment(unstated, segmenters.get("line")())
+    result = loo().attribute(analyzer.context(unstated), segmentation)
+    assert result.notes == ["the trace's own answer '5' is its last number: the response states no answer explicitly"]

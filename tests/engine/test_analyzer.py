@@ -76,6 +76,17 @@ def test_the_final_answer_sentence_is_not_a_segment(tiny):
         TRACE, segmenters.get("line")(), estimators.get("uniform")()
     )
     assert "".join(s.text for s in whole.segmentation.segments) == TRACE.cot
+    assert result.warnings == [] and whole.warnings == []
+
+
+def test_a_reasoning_scope_that_widens_to_the_whole_response_says_so(tiny):
+    unstated = TRACE.with_changes(cot=TRACE.cot[: TRACE.cot.index("Therefore")] + "8")
+    result = Analyzer(tiny).analyze(unstated, segmenters.get("line")(), estimators.get("uniform")())
+    assert "".join(s.text for s in result.segmentation.segments) == unstated.cot
+    assert result.warnings == [
+        "scope 'reasoning': the response states no final answer (no </think>, \\boxed{} or 'the answer is'), so the "
+        "whole response is segmented"
+    ]
 
 
 def test_given_segments_are_the_steps_even_with_the_answer_in_the_last(tiny):

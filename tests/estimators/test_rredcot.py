@@ -71,3 +71,11 @@ def test_own_answer_values_are_one_minus_support_for_the_wrong_answer():
     assert own.values.values[-1] == 0.0 and support[3] > support[2]  # support jumps once "XX" is in the prefix
     verdict = detectors.get("min_sigma")(estimator_options={"trigger": "="}).detect(an, FAILED, GIVEN)
     assert verdict.prediction == 2 and verdict.evidence["estimator"] == "own_answer"
+    assert own.values.notes == ["failed trace: value = 1 - P(its own wrong answer)"]
+
+
+def test_an_own_answer_read_as_the_last_number_is_noted():
+    steps = (*FAILED.steps[:-1], "dd so 8")  # no boxed answer, no "the answer is": the answer is the last number
+    unstated = FAILED.with_changes(cot="\n\n".join(steps), steps=steps)
+    own = analyzer(ToyLanguageModel(own_rule)).analyze(unstated, GIVEN, estimators.get("own_answer")(trigger="="))
+    assert "the trace's own answer '8' is its last number: the response states no answer explicitly" in own.values.notes
