@@ -1,8 +1,9 @@
 """``Analyzer``: segment a trace, estimate its state values and redistribute the outcome.
 
 The first analysis of a trace runs one model call that yields the token stats (for entropy-based
-segmentation) and the scores at every candidate boundary (``boundaries="all"``: every newline, keyword,
-paragraph and sentence cut, plus the chosen segmenter's candidates). Any later segmentation whose cuts are
+segmentation) and the scores at every candidate boundary (``boundaries="all"``: the cuts of every segmenter
+that declares ``scored_up_front``, e.g. every newline, keyword, paragraph and sentence cut, plus the chosen
+segmenter's candidates). Any later segmentation whose cuts are
 among them, e.g. the hybrid segmenter with another K, is assembled from the cache with zero model calls.
 """
 
@@ -24,11 +25,11 @@ from rredcot_viz.scoring.context import PromptConfig, TraceContext
 from rredcot_viz.segmenters.base import Segmentation, Segmenter, segmenters
 from rredcot_viz.segmenters.scope import Scope
 from rredcot_viz.settings import Settings, setting
+from rredcot_viz.traces.needs import missing
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost, StateValues
 
 Boundaries = Literal["all", "segmenter", "states"]
-ALL_BOUNDARY_SEGMENTERS = ("keyword", "line", "paragraph", "sentence")
 
 
 @dataclass(frozen=True)
@@ -116,14 +117,13 @@ class Analyzer:
         if segmenter.text_based:
             prefixes |= set(segmenter.candidate_cuts(context.segmenter_input(scope, with_entropies=False)))
         if self.config.boundaries == "all":
-            text_input = context.segmenter_input(self.config.scope, with_entropies=False)
-            prefixes.add(context.region_tokens(self.config.scope))
-            for name in ALL_BOUNDARY_SEGMENTERS:
-                prefixes |= set(segmenters.get(name)().candidate_cuts(text_input))
-            if context.trace.steps is not None:
-                given = segmenters.get("given")()
-                prefixes |= set(given.candidate_cuts(context.segmenter_input("think", with_entropies=False)))
-                prefixes.add(context.region_tokens("think"))
+            for name in segmenters.having(scored_up_front=True):
+                boundary = segmenters.get(name)()
+                if missing(context.trace, boundary.needs):
+                    continue
+                region = self.scope_for(boundary)
+                prefixes |= set(boundary.candidate_cuts(context.segmenter_input(region, with_entropies=False)))
+                prefixes.add(context.region_tokens(region))
         return prefixes
 
     def pending(self, trace: Trace, segmenter: Segmenter, estimator: ValueEstimator) -> int:

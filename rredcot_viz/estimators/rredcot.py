@@ -88,6 +88,8 @@ class RREDCoTEstimator(ValueEstimator):
     Config = RREDCoTConfig
     provenance = "paper (arXiv 2606.06475); exact equations are design choices (METHOD.md §3)"
     needs = ("outcome", "reference_answer", "reference_solution")
+    credit = True
+    auto_rank = 3
 
     def check(self, trace) -> None:
         super().check(trace)
@@ -214,6 +216,7 @@ class AnswerOnlyEstimator(RREDCoTEstimator):
     name = "answer_only"
     Config = AnswerOnlyConfig
     needs = ("outcome", "reference_answer")
+    auto_rank = 2
 
 
 @estimators.register("own_answer")
@@ -227,6 +230,8 @@ class OwnAnswerEstimator(AnswerOnlyEstimator):
 
     name = "own_answer"
     needs = ("outcome", "answer")
+    credit = False  # its target is the trace's own answer; a trainer credits toward the problem's reference
+    auto_rank = 1  # the reference-free last resort
     provenance = "design choice (configurable): reference-free target for R-hat (issue 16)"
 
     def check(self, trace) -> None:
@@ -261,6 +266,7 @@ class ContinueOnlyEstimator(RREDCoTEstimator):
     name = "continue_only"
     Config = ContinueOnlyConfig
     needs = ("outcome", "reference_answer", "reference_solution")
+    auto_rank = 0  # an ablation, never the automatic choice
 
 
 def _same_text(a: str | None, b: str) -> bool:

@@ -20,7 +20,7 @@ from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.scoring.plan import ResponseTokens, ScoringSubject, plan_items
-from rredcot_viz.segmenters import segmenters
+from rredcot_viz.segmenters import segmenter_takes_count, segmenters
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.config import TrainConfig
@@ -34,7 +34,7 @@ def credit_segmenter(config: TrainConfig, text: str) -> Segmenter:
     at most ``config.segments`` segments."""
     if config.step_delimiter and config.step_delimiter in text:
         return segmenters.get("delimiter")(delimiter=config.step_delimiter)
-    if config.segmenter in ("hybrid", "fixed_tokens", "adaptive_entropy"):
+    if segmenter_takes_count(config.segmenter):
         return segmenters.get(config.segmenter)(k=config.segments)
     return segmenters.get(config.segmenter)()
 

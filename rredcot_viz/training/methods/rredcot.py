@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rredcot_viz.estimators import credit_estimators
 from rredcot_viz.estimators.coupling import COUPLING_MODES
 from rredcot_viz.settings import setting
 from rredcot_viz.training.config import TrainConfig, method_setting
 from rredcot_viz.training.credit import couple_group
 from rredcot_viz.training.methods.base import CreditScorer, TrainingMethod, methods
 from rredcot_viz.training.rollouts import Group
-
-CREDIT_ESTIMATORS = ("rredcot", "answer_only", "continue_only")  # no-generation estimators with a ``combine``
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,7 @@ class RREDCoTGRPOConfig(TrainConfig):
     gae_lambda: float = setting(1.0, "value_baseline: 1 keeps sign consistency with the outcome, < 1 sharpens "
                                 "credit toward the decisive segment", low=0.0, high=1.0)  # fmt: skip
     estimator: str = setting("rredcot", "value estimator of the states (R-hat alone without a reference solution)",
-                             choices=CREDIT_ESTIMATORS, advanced=True)  # fmt: skip
+                             choices=credit_estimators, advanced=True)  # fmt: skip
     estimator_options: dict = setting({}, "the estimator's own settings, as JSON", advanced=True)
 
 
