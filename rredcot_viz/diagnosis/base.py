@@ -114,7 +114,7 @@ class Detector(ABC):
         return verdicts
 
     def segmentation(self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter) -> Segmentation:
-        analyzer.context(trace).stats  # noqa: B018  (entropies for the segmenter)
+        analyzer.context(trace).score_stats()  # entropies for the segmenter
         return analyzer.segment(trace, segmenter)
 
 

@@ -64,7 +64,7 @@ def verdicts_view(
         estimate = (
             analyzer.analyze(trace, segmenter, estimators.get(estimator_name)(), progress) if estimator_name else None
         )
-        analyzer.context(trace).stats  # noqa: B018  (entropies for the segmenter)
+        analyzer.context(trace).score_stats()  # entropies for the segmenter
         segments = analyzer.segment(trace, segmenter).segments
         verdicts = {
             reports[name].label: cached_verdict(analyzer, trace, segmenter, detector, progress)

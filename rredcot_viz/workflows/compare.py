@@ -97,7 +97,7 @@ def compare(
             )
         else:
             if segmentation is None:
-                analyzer.context(trace).stats  # noqa: B018  (one pass for the entropies the segmenter needs)
+                analyzer.context(trace).score_stats()  # one pass for the entropies the segmenter needs
                 segmentation = analyzer.segment(trace, segmenter)
             attribution = attributions.get(name)(**options.get(name, {}))
             scores = attribute_cached(analyzer, trace, segmentation, attribution, progress.get(name))

@@ -42,7 +42,7 @@ def test_trainer_and_analyzer_give_the_same_segments_and_sigma(policy, estimator
     )
     analyzer = Analyzer(policy, AnalysisConfig(variant="exact_sum"))
     result = analyzer.analyze(trace, segmenters.get("hybrid")(k=3), estimators.get(estimator)())
-    entropies = analyzer.context(trace).stats.entropies
+    entropies = analyzer.context(trace).score_stats().entropies
 
     prompt_ids = policy.encode_prompt(prompt_text)
     ids = policy.encode(TEXT)
