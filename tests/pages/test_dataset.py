@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import figure_titled, run_page
+from streamlit.testing.v1 import AppTest
 
 from rredcot_viz.ui import resources
 
@@ -47,3 +48,27 @@ def test_import_a_shared_file(shared_data):
     assert app.button(key="dataset_run").disabled  # nothing to analyse: no model work is started
     app.selectbox(key="dataset_estimator").select("own_answer").run()
     assert not app.warning and "own_answer: runs on 5 of 5 records" in " ".join(c.value for c in app.caption)
+
+
+def _open_a_run_trace_in_inspect():
+    """A script that presses 'Open in Inspect' for a run that used the line segmenter and answer_only."""
+    import streamlit as st
+
+    from rredcot_viz.ui import dataset_views
+
+    st.switch_page = lambda page: st.session_state.update(switched_to=page)
+    settings = {"segmenter": "line", "segmenter_config": {}, "estimator": "answer_only", "estimator_config": {}}
+    dataset_views.open_in_inspect("abc123", "samples", settings)
+
+
+def test_open_in_inspect_uses_the_run_estimator_not_the_recorded_scores():
+    app = AppTest.from_function(_open_a_run_trace_in_inspect, default_timeout=60).run()
+    assert not app.exception, [e.value for e in app.exception]
+    state = app.session_state
+    assert (state["trace_hash"], state["trace_source"], state["collection"]) == ("abc123", "Stored", "samples")
+    assert (state["inspect_source"], state["inspect_segmenter"], state["inspect_estimator"]) == (
+        "live",
+        "line",
+        "answer_only",
+    )
+    assert state["switched_to"] == "pages/inspect.py"

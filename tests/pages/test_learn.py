@@ -26,3 +26,12 @@ def test_credit_follows_the_sliders():
     errors = app.dataframe[0].value.set_index("method")
     assert errors.loc["GRPO (uniform)", "model samples needed"] == 0
     assert "not available" in app.dataframe[2].value.to_string()  # missing paper cells are not zeros
+
+
+def test_the_default_settings_agree_with_the_text():
+    app = run_page("pages/learn.py")
+    errors = app.dataframe[0].value.set_index("method")["mean |error| vs optimal"]
+    assert errors["RREDCoT-style"] < errors["GRPO (uniform)"]  # the text's claim holds at the defaults
+    captions = " ".join(c.value for c in app.caption)
+    assert "v̂ alone never exceeds the true V here" in captions
+    assert f"below GRPO's {errors['GRPO (uniform)']:.4f}" in captions

@@ -6,6 +6,7 @@ import pytest
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.training import config_for
+from rredcot_viz.training.config import quick
 
 
 def test_bad_configs_are_refused():
@@ -15,3 +16,9 @@ def test_bad_configs_are_refused():
         config_for("grpo", group_size=1)
     with pytest.raises(ConfigError, match="method 'grpo' has no setting coupling; its settings are: method, steps"):
         config_for("grpo", coupling="a")
+
+
+def test_the_quick_preset_checkpoints_often_enough_to_stop_and_resume():
+    config = quick("grpo")
+    assert 0 < config.checkpoint_every < config.steps and config.steps % config.checkpoint_every == 0
+    assert 0 < config.eval_every <= config.steps

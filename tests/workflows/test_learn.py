@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from rredcot_viz.errors import ConfigError
+from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.workflows.learn import (
     ChainMDP,
     Trajectory,
@@ -13,6 +14,7 @@ from rredcot_viz.workflows.learn import (
     grpo_credit,
     monte_carlo_spread,
     optimal_redistribution,
+    reading_notes,
     rredcot_values,
     true_values,
 )
@@ -75,14 +77,10 @@ def test_credit_errors_by_hand():
 
 
 def test_reading_notes_say_what_the_numbers_show():
-    from rredcot_viz.workflows.learn import reading_notes
-
     mdp, sound = ChainMDP((0.8,) * 4, 0.05), Trajectory(4, None, 1.0)
     exact, grpo = optimal_redistribution(mdp, sound), grpo_credit(sound)
     for skill, q_top, ours, better in ((0.3, "1.02", "0.1149", False), (0.1, "0.88", "0.0399", True)):
         estimates = rredcot_values(mdp, sound, skill)
-        from rredcot_viz.estimators.redistribution import redistribute
-
         credits = {"GRPO (uniform)": grpo, "RREDCoT-style": redistribute(estimates["Q_hat"], "difference")}
         table = credit_errors(exact, credits, "mc", np.zeros(4), n=4)
         notes = reading_notes(true_values(mdp, sound), estimates, table, "RREDCoT-style", "GRPO (uniform)")
