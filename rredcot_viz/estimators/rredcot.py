@@ -4,8 +4,9 @@
   (``s_t ‖ trigger ‖ Y* ‖ "}"``, scoring ``Y* ‖ "}"``), aggregated per ``aggregation``;
 - v-hat_t: the importance-sampling estimate over the reference path with a point proposal, i.e. the
   likelihood of P* after ``s_t ‖ "\\n\\n"``, computed in log space and aggregated by ``path_aggregation``;
-  the ``remaining`` proposal (default) scores only the reference steps still ahead of the prefix (after the
-  last step whose new numbers the prefix already states), since the whole P* after every prefix scores
+  the ``whole`` proposal (default) scores all of P* after every prefix, which agreed best with MC(16) on
+  non-final segments (bench/compare.py); ``remaining`` scores only the reference steps still ahead of the
+  prefix (after the last step whose new numbers the prefix already states), since the whole P* can score
   about the same everywhere (METHOD.md revision 3); extra reference paths widen the proposal (the maximum
   of the normalised scores, so it can only rise as references are added);
 - Q-hat_t = alpha R-hat_t + beta v-hat_t, with Q-hat_{K+1} := R (the observed outcome).
