@@ -86,6 +86,33 @@ class AnalysisResult:
             rows.append(row)
         return rows
 
+    def record(self) -> dict[str, Any]:
+        """The whole result as JSON-ready data (one line of an exported ``.jsonl``): the trace's ids, the
+        settings' names, every state value and component, sigma, each segment's spans, warnings and cost."""
+        segmentation = self.segmentation
+        return {
+            "trace_id": self.trace.trace_id,
+            "trace_hash": self.trace.content_hash,
+            "segmenter": segmentation.strategy,
+            "estimator": self.values.estimator,
+            "variant": self.variant,
+            "k": self.k,
+            "outcome": self.outcome,
+            "values": self.values.values.tolist(),
+            "components": {name: series.tolist() for name, series in self.values.components.items()},
+            "sigma": self.sigma.tolist(),
+            "segments": [
+                {"text": s.text, "char_span": s.char_span, "token_span": s.token_span} for s in segmentation.segments
+            ],
+            "warnings": self.warnings,
+            "cost": self.cost.as_dict(),
+        }
+
+    def export_rows(self) -> list[dict[str, Any]]:
+        """``rows`` with whole texts and the trace's ids in front (one CSV row per segment)."""
+        ids = {"trace_id": self.trace.trace_id, "trace_hash": self.trace.short_id}
+        return [{**ids, **row} for row in self.rows(preview=10_000)]
+
 
 class Analyzer:
     """Runs analyses for one model, keeping token contexts and the all-boundary cache between calls."""
