@@ -4,6 +4,7 @@ once with live scoring (cold cache: a fresh store); then the jobs: a Monte Carlo
 and cancelled, and a ProcessBench evaluation whose result must appear on the page without a reload.
 
     .venv/bin/python bench/first_hour.py          # embedded SmolLM2-135M, 2 CPU cores, about 10 minutes
+    .venv/bin/python bench/first_hour.py --samples 3   # only 3 samples live (a loaded machine), then the jobs
 
 Last line: ``tracebacks= errors_on_defaults= recorded_scores= paste_without_solution_ok= natural_fields_ok=
 worst_first_heatmap_s= worst_trace= median_first_heatmap_s= worst_full_analysis_s= first_looks= samples=
@@ -17,6 +18,7 @@ is listed on the page that started it, with no reload.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -74,7 +76,7 @@ def start_server(store: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit("the Streamlit server did not start within 90 s")
 
 
-def wait_idle(page, timeout_s: float = 180) -> None:
+def wait_idle(page, timeout_s: float = 600) -> None:
     """Until the rerun has finished (no running indicator) and a heatmap is on the page."""
     page.wait_for_selector(".rc-trace .rc-seg", timeout=timeout_s * 1000)
     page.wait_for_function(
@@ -89,13 +91,13 @@ def rerun(page, action) -> tuple[float, float]:
     page.evaluate("() => document.querySelectorAll('.rc-trace').forEach(e => e.dataset.stale = '1')")
     started = time.perf_counter()
     action()
-    page.wait_for_selector(".rc-trace:not([data-stale]) .rc-seg", timeout=180_000)
+    page.wait_for_selector(".rc-trace:not([data-stale]) .rc-seg", timeout=600_000)
     first = time.perf_counter() - started
     PREVIEWS.append(page.get_by_text("First look: R̂ alone").count() > 0)
     page.wait_for_function(  # the full analysis has replaced the first look and its caption is written
         "() => !document.body.innerText.includes('First look: R̂ alone') && /K = \\d+ segments ·/.test("
         "document.body.innerText)",
-        timeout=180_000,
+        timeout=600_000,
     )
     wait_idle(page)
     return first, time.perf_counter() - started
@@ -198,6 +200,9 @@ def evaluation_appears(page, url: str) -> int:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--samples", type=int, default=0, help="open only this many samples live (0 = all)")
+    wanted = parser.parse_args().samples
     tmp = Path(tempfile.mkdtemp(prefix="first_hour_"))
     process, url = start_server(tmp / "store.duckdb")
     found: dict[str, float] = {}
@@ -246,7 +251,8 @@ def main() -> None:
             live = page.get_by_text("Re-score live with the loaded model", exact=True)
             timings[current], full[current] = rerun(page, live.click)
             found["tracebacks"] += tracebacks(page)
-            for label in [label for label in labels if label != current]:
+            others = [label for label in labels if label != current]
+            for label in others[: wanted - 1] if wanted else others:
                 timings[label], full[label] = rerun(page, lambda label=label: choose(page, "Trace", label))
                 found["tracebacks"] += tracebacks(page)
                 print(f"{label[:60]:60s} first heatmap {timings[label]:6.2f} s · full {full[label]:6.2f} s", flush=True)

@@ -15,7 +15,14 @@ from rredcot_viz.estimators import estimators
 from rredcot_viz.jobs import JobManager
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.workflows.analyze import AnalysisWork, analyze_traces, check_traces, start, write_results
+from rredcot_viz.workflows.analyze import (
+    AnalysisWork,
+    analyze_traces,
+    check_traces,
+    provenance,
+    start,
+    write_results,
+)
 
 TRACE = Trace(
     question="Tom has 3 apples and buys 5 more. How many apples does he have?",
@@ -106,3 +113,15 @@ def test_results_are_written_as_json_lines_or_one_csv_row_per_segment(tiny, tmp_
     rows = list(csv.DictReader((tmp_path / "out.csv").open(encoding="utf-8")))
     assert [int(r["segment"]) for r in rows] == [1, 2] and rows[1]["text"] == "He buys 5 more, so 3 + 5 = 8."
     assert sum(float(r["sigma"]) for r in rows) == pytest.approx(result.sigma.sum())
+
+
+def test_exported_rows_carry_the_whole_text_the_model_fingerprint_and_the_settings(tiny):
+    analysis = work(fresh(tiny))
+    analysis.run(Recorder(analysis))
+    about = provenance(analysis.analyzer, analysis.segmenter, {"estimator": "rredcot", "alpha": 0.5})
+    assert about["model_fingerprint"] == str(tiny.info()["fingerprint"]) and about["segmenter"] == "hybrid"
+    assert json.loads(about["method_settings"]) == {"alpha": 0.5, "estimator": "rredcot"}
+    assert json.loads(about["segmenter_settings"])["k"] == 2
+    rows = analysis.result().rows(preview=None)
+    assert "".join(row["text"] for row in rows) in TRACE.cot  # every segment whole, as written
+    assert max(len(row["text"]) for row in analysis.result().rows(preview=10)) <= 10  # only the view is cut
