@@ -49,6 +49,7 @@ class ValueEstimator(ABC):
     credit: ClassVar[bool] = False  # values from scores alone (``combine``), so the trainer can credit rollouts
     steps_only: ClassVar[bool] = False  # values only the trace's own steps (a segmenter that ``follows_steps``)
     auto_rank: ClassVar[int] = 0  # "auto" picks the highest-ranked one a trace can feed (0: never picked by auto)
+    fallback_note: ClassVar[str] = ""  # why a trace's value curve is this one and not a richer one's (when picked)
 
     def __init__(self, config: EstimatorConfig | None = None, **overrides: Any):
         base = config or self.Config()

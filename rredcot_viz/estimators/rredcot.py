@@ -218,6 +218,7 @@ class AnswerOnlyEstimator(RREDCoTEstimator):
     Config = AnswerOnlyConfig
     needs = ("outcome", "reference_answer")
     auto_rank = 2
+    fallback_note = "this trace has a reference answer but no reference solution, so the curve is R̂ alone (β = 0)."
 
 
 @estimators.register("own_answer")
@@ -233,6 +234,10 @@ class OwnAnswerEstimator(AnswerOnlyEstimator):
     needs = ("outcome", "answer")
     credit = False  # its target is the trace's own answer; a trainer credits toward the problem's reference
     auto_rank = 1  # the reference-free last resort
+    fallback_note = (
+        "this trace has no reference answer, so the curve is the probability of its own answer (1 − that on a "
+        "failed trace: it falls where support for the wrong answer rises)."
+    )
     provenance = "design choice (configurable): reference-free target for R-hat (issue 16)"
 
     def check(self, trace) -> None:
