@@ -26,6 +26,7 @@ from rredcot_viz.diagnosis.verdicts import cached_verdict
 from rredcot_viz.engine import AnalysisConfig, AnalysisResult, Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
+from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.scoring import BoundaryCache, PromptConfig
 from rredcot_viz.segmenters import Segment, Segmenter, segmenters
@@ -63,7 +64,11 @@ def detectors_lacking(trace: Trace, chosen: dict[str, Detector]) -> dict[str, li
 
 
 def diagnose_trace(
-    analyzer: Analyzer, trace: Trace, segmenter: Segmenter, chosen: dict[str, Detector], progress: Any = None
+    analyzer: Analyzer,
+    trace: Trace,
+    segmenter: Segmenter,
+    chosen: dict[str, Detector],
+    progress: ProgressFn | None = None,
 ) -> TraceDiagnosis:
     """Every chosen detector that ``trace`` can feed (verdicts from the store when seen before: a detector that
     samples is not asked again), and the value curve of the richest estimator the trace has."""
