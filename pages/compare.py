@@ -16,6 +16,7 @@ from rredcot_viz.ui.compare_views import (
     method_choice,
     method_options,
     monte_carlo_panel,
+    sampled,
 )
 from rredcot_viz.ui.jobs import StreamlitProgress
 from rredcot_viz.ui.links import sync_view
@@ -38,15 +39,21 @@ segmenter = segmenter_picker("compare", trace, text_input=trace_text_input(confi
 analyzer = resources.analyzer(config, variant_control("compare"))
 methods = method_choice(trace, segmenter)
 options = method_options(methods)
-mc_options = monte_carlo_panel(analyzer, trace, segmenter, "mc" in methods)
-selected = [m for m in methods if m != "mc" or mc_options is not None]
+sampling = sampled(methods)  # run as a background job from the Monte Carlo panel
+mc_options = monte_carlo_panel(analyzer, trace, segmenter, bool(sampling))
+selected = [m for m in methods if m not in sampling or mc_options is not None]
 if not selected:
     st.stop()
 
 try:
     progress = StreamlitProgress("Running the selected methods")
     comparison = compare(
-        analyzer, trace, segmenter, selected, {**options, "mc": mc_options or {}}, {name: progress for name in selected}
+        analyzer,
+        trace,
+        segmenter,
+        selected,
+        {**options, **dict.fromkeys(sampling, mc_options or {})},
+        {name: progress for name in selected},
     )
     progress.close()
 except RredcotError as error:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from rredcot_viz.attribution import attributions
+from rredcot_viz.estimators import live_estimators
 from rredcot_viz.types import content_key
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.dataset_views import import_panel, run_view, runnable, trace_selection
 from rredcot_viz.ui.jobs import job_progress, start_job
-from rredcot_viz.ui.method_controls import LIVE_ESTIMATORS, estimator_picker, segmenter_picker
+from rredcot_viz.ui.method_controls import estimator_picker, segmenter_picker
 from rredcot_viz.ui.pickers import model_picker, model_warning
 from rredcot_viz.ui.run_views import rollout_runs_panel
 from rredcot_viz.workflows.dataset import analyze_dataset, save_run
@@ -29,7 +30,7 @@ if not traces:
 segmenter = segmenter_picker("dataset", traces[0], default="given" if traces[0].steps else "hybrid")
 estimator, analysis_config = estimator_picker("dataset", default="answer_only")
 chosen = runnable(estimator, traces)
-others = [name for name in [*attributions.names(), *LIVE_ESTIMATORS] if name != estimator.name]
+others = [name for name in [*attributions.names(), *live_estimators()] if name != estimator.name]
 agree = st.multiselect("Also compute, for agreement", others, default=[], key="dataset_agree")
 analyzer = resources.analyzer(config, analysis_config)
 

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.figures import credit_bars, value_curves
-from rredcot_viz.workflows.learn import (
-    RREDCOT_LONG_CONTEXT,
-    SRPO_MAIN,
-    ChainMDP,
-    Trajectory,
-    credit_errors,
-    grpo_credit,
-    monte_carlo_spread,
-    optimal_redistribution,
-    reading_notes,
-    rredcot_values,
-    true_values,
-)
+from rredcot_viz.workflows.learn import RREDCOT_LONG_CONTEXT, SRPO_MAIN, lesson
 
 st.title("Learn: who deserves the credit?")
 st.markdown(
@@ -48,40 +34,15 @@ error = col_err.selectbox("First flawed step", ["none", *range(1, k + 1)], key="
 n = col_n.select_slider("MC rollouts per state", [1, 2, 4, 8, 16, 32, 64, 128], 8, key="learn_n")
 skill = col_a.slider("R̂ answer-now skill", 0.0, 1.0, 0.1, 0.05, key="learn_skill")
 
-mdp = ChainMDP(p, recover)
 first_error = None if error == "none" else int(error) - 1
 outcome = 1.0 if first_error is None else float(st.toggle("…and it recovered anyway", key="learn_recovered"))
-trajectory = Trajectory(k, first_error, outcome)
-exact = optimal_redistribution(mdp, trajectory)
-mc_mean, mc_std = monte_carlo_spread(mdp, trajectory, n, repeats=300, seed=0)
-estimates = rredcot_values(mdp, trajectory, skill)
-rredcot_sigma = redistribute(estimates["Q_hat"], "difference")
-grpo = grpo_credit(trajectory)
+shown = lesson(p, recover, first_error, outcome, n, skill)
 
 left, right = st.columns(2)
-left.plotly_chart(
-    value_curves(
-        {
-            "true V": true_values(mdp, trajectory),
-            "RREDCoT Q̂ = R̂ + v̂": estimates["Q_hat"],
-            "v̂ (reference path)": np.append(estimates["v_hat"], outcome),
-        },
-        title="Values of the partial chains",
-    ),
-    key="learn_values",
-)
-right.plotly_chart(
-    credit_bars(
-        {"optimal σ*": exact, f"MC (n={n}), mean": mc_mean, "RREDCoT-style": rredcot_sigma, "GRPO": grpo},
-        title="Credit per step",
-    ),
-    key="learn_credit",
-)
-mc_name = f"Monte Carlo, n={n}"
-credits = {"GRPO (uniform)": grpo, mc_name: mc_mean, "RREDCoT-style": rredcot_sigma}
-table = credit_errors(exact, credits, mc_name, mc_std, n)
-st.dataframe(pd.DataFrame(table), hide_index=True, key="learn_errors")
-for note in reading_notes(true_values(mdp, trajectory), estimates, table, "RREDCoT-style", "GRPO (uniform)"):
+left.plotly_chart(value_curves(shown.values, title="Values of the partial chains"), key="learn_values")
+right.plotly_chart(credit_bars(shown.credits, title="Credit per step"), key="learn_credit")
+st.dataframe(pd.DataFrame(shown.errors), hide_index=True, key="learn_errors")
+for note in shown.notes:
     st.caption(note)
 st.caption(
     "GRPO's credit is unbiased only for the total; MC is unbiased per step but noisy (shrinking as 1/√n) "

@@ -1,6 +1,7 @@
 """The one registry class: every pluggable concept (segmenter, estimator, importer, ...) keeps its
 implementations in a ``Registry`` so that adding one is one file plus one ``@register`` line, and the CLI and
-the app list the choices from ``names()``.
+the app list the choices from ``names()``. What an implementation can do is declared on its class (e.g. an
+estimator's ``live`` or ``credit``) and selected with ``having``, so no face keeps its own list of names.
 """
 
 from __future__ import annotations
@@ -60,6 +61,22 @@ class Registry(Generic[T]):
 
     def names(self) -> list[str]:
         return list(self._items)
+
+    def having(self, **capabilities: object) -> list[str]:
+        """The names, in registration order, whose implementation declares every ``capability=value`` given
+        (class attributes such as ``live=True``), so pickers select by what a method can do, not by name.
+
+        >>> things = Registry[type]("thing")
+        >>> _ = things.register("slow")(type("Slow", (), {"live": False}))
+        >>> _ = things.register("fast")(type("Fast", (), {"live": True}))
+        >>> things.having(live=True)
+        ['fast']
+        """
+        return [
+            name
+            for name, obj in self._items.items()
+            if all(getattr(obj, capability) == value for capability, value in capabilities.items())
+        ]
 
     def __contains__(self, name: object) -> bool:
         return name in self._items or name in self._aliases

@@ -5,25 +5,47 @@ and training method, each written as its own file would be (a config with ``sett
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+import ast
+import re
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from rredcot_viz.cli.model_commands import add_sampler_arguments, sampler_spec_from_args
 from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
 from rredcot_viz.engine import AnalysisConfig, Analyzer
-from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
+from rredcot_viz.errors import ConfigError
+from rredcot_viz.estimators.base import (
+    EstimatorConfig,
+    ValueEstimator,
+    auto_estimators,
+    credit_estimators,
+    estimators,
+    live_estimators,
+    sampling_estimators,
+)
 from rredcot_viz.model.backends.base import Sampler
 from rredcot_viz.model.backends.spec import SamplerConfig, samplers
-from rredcot_viz.segmenters.base import Segmenter, SegmenterConfig, SegmenterInput, segmenters
+from rredcot_viz.paths import PROJECT_ROOT
+from rredcot_viz.segmenters.base import (
+    Segmenter,
+    SegmenterConfig,
+    SegmenterInput,
+    k_setting,
+    segmenter_takes_count,
+    segmenters,
+)
 from rredcot_viz.settings import setting
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training import Trainer, builtin_split, config_for
 from rredcot_viz.training.config import TrainConfig, method_setting
+from rredcot_viz.training.credit import credit_segmenter
 from rredcot_viz.training.methods.base import TrainingMethod, broadcast_group_advantages, methods
 from rredcot_viz.types import CallCost, Generation, SampleResult, StateValues
+from rredcot_viz.ui import resources
 
 TRACE = Trace(
     "What is 2 + 3?",
@@ -31,6 +53,15 @@ TRACE = Trace(
     reference_answer="5",
     correct=True,
 )
+
+
+def page_app(page: str, monkeypatch, tmp_path) -> AppTest:
+    """The app opened on ``page`` (a store of this test's own), as a user lands on it."""
+    monkeypatch.setenv("RREDCOT_STORE", str(tmp_path / "store.duckdb"))
+    app = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=180).run()
+    app.switch_page(page).run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
 
 
 @pytest.fixture
@@ -60,10 +91,13 @@ class RampEstimator(ValueEstimator):
     name = "toy_ramp"
     Config = RampConfig
     needs = ("outcome",)
+    credit = True  # values from (no) scores alone: the trainer may credit rollouts with it
 
     def state_values(self, context, segmentation, progress=None) -> StateValues:
-        ramp = np.linspace(0.0, self.config.top, segmentation.k)
-        return StateValues(self.name, np.append(ramp, context.trace.outcome))
+        return self.combine([], {}, segmentation.k + 1, context.trace.outcome)
+
+    def combine(self, series, scores, n_states, outcome) -> StateValues:
+        return StateValues(self.name, np.append(np.linspace(0.0, self.config.top, n_states - 1), outcome))
 
 
 def test_a_new_estimator_is_one_class_and_one_register_line(tiny, registered):
@@ -81,10 +115,52 @@ def test_a_new_estimator_is_one_class_and_one_register_line(tiny, registered):
     assert settings_from_args(args, RampConfig, prefix="est") == {"top": 0.3}
 
 
+def test_a_new_estimator_is_selected_by_what_it_declares(registered):
+    registered(estimators, "toy_ramp", RampEstimator)
+    assert "toy_ramp" in live_estimators() and "toy_ramp" in credit_estimators()
+    assert "toy_ramp" not in sampling_estimators() and "toy_ramp" not in auto_estimators()
+    assert config_for("rredcot", estimator="toy_ramp").credit.estimator == "toy_ramp"  # the trainer's credit accepts it
+    with pytest.raises(ConfigError, match="estimator must be one of"):
+        config_for("rredcot", estimator="uniform")  # declares no credit: it has no ``combine``
+
+
+def test_the_trainer_credits_rollouts_with_a_new_credit_estimator(tiny, registered):
+    registered(estimators, "toy_ramp", RampEstimator)
+    config = config_for(
+        "rredcot", estimator="toy_ramp", estimator_options={"top": 0.4}, steps=1, group_size=2, max_new_tokens=6,
+        eval_every=0, lora_rank=2,
+    )  # fmt: skip
+    train, held_out = builtin_split(8, 2, seed=0)
+    _, groups = Trainer(tiny, config, train, held_out).train_step()
+    credited = [r for g in groups for r in g.rollouts if "values" in r.info]
+    assert credited
+    for rollout in credited:  # the toy's own ``combine``: a ramp to 0.4, then the reward
+        values = rollout.info["values"]
+        np.testing.assert_allclose(values, [*np.linspace(0.0, 0.4, len(values) - 1), rollout.reward])
+
+
+@pytest.mark.integration
+def test_a_new_estimator_shows_in_the_inspect_and_compare_pickers(registered, monkeypatch, tmp_path):
+    registered(estimators, "toy_ramp", RampEstimator)
+    inspect = page_app("pages/inspect.py", monkeypatch, tmp_path)
+    inspect.radio(key="inspect_source").set_value("live").run()
+    assert "toy_ramp" in inspect.selectbox(key="inspect_estimator").options
+    jobs = resources.jobs()
+    for job in [job for job in jobs.jobs(limit=20) if job.active]:  # the live analysis the page started
+        assert jobs.wait(job, timeout=600).status == "done", job.error
+    compare = page_app("pages/compare.py", monkeypatch, tmp_path)
+    assert "toy_ramp" in compare.multiselect(key="compare_methods").options
+
+
 # --- recipe: a segmenter (segmenters/<name>.py) ----------------------------------------------------------
 @dataclass(frozen=True)
 class CommaConfig(SegmenterConfig):
     mark: str = setting(",", "the character to cut after")
+
+
+@dataclass(frozen=True)
+class WordsConfig(SegmenterConfig):
+    k: int | None = k_setting(4, "the first K - 1 word starts are cut")
 
 
 class CommaSegmenter(Segmenter):
@@ -98,12 +174,35 @@ class CommaSegmenter(Segmenter):
         return cuts, ["mark"] * len(cuts), {}
 
 
+class EveryWordSegmenter(Segmenter):
+    """Cut before every word, then keep the first K - 1 cuts: a segmenter that declares it takes K."""
+
+    name = "toy_words"
+    Config = WordsConfig
+    targets_count = True
+
+    def propose(self, inp: SegmenterInput):
+        cuts = [inp.char_to_token_cut(m.start()) for m in re.finditer(r"(?<=\s)\S", inp.text)]
+        if self.config.k is not None:
+            cuts = cuts[: self.config.k - 1]
+        return cuts, ["word"] * len(cuts), {}
+
+
 def test_a_new_segmenter_is_one_class_and_one_register_line(tiny, registered):
     registered(segmenters, "toy_comma", CommaSegmenter)
     trace = Trace("q", "one, two, three", reference_answer="3", correct=True)
     segmentation = Analyzer(tiny, AnalysisConfig(scope="whole")).segment(trace, segmenters.get("toy_comma")())
     assert [s.text for s in segmentation.segments] == ["one,", " two,", " three"]
     assert "".join(s.text for s in segmentation.segments) == trace.cot
+
+
+def test_the_trainer_hands_k_to_a_new_segmenter_that_declares_it(registered):
+    registered(segmenters, "toy_comma", CommaSegmenter)
+    registered(segmenters, "toy_words", EveryWordSegmenter)
+    assert segmenter_takes_count("toy_words") and not segmenter_takes_count("toy_comma")
+    config = config_for("rredcot", segmenter="toy_words", segments=3)  # offered by the trainer's config
+    assert credit_segmenter(config.credit, "one two three four").config.k == 3
+    assert credit_segmenter(replace(config.credit, segmenter="toy_comma"), "one, two").config.k is None
 
 
 # --- recipe: a first-error detector (diagnosis/<name>.py) -------------------------------------------------
@@ -193,3 +292,62 @@ def test_a_new_sampling_backend_is_one_class_and_one_register_line(tiny, registe
     assert estimators.get("mc")().sampling_key(analyzer.context(TRACE)) != estimators.get("mc")().sampling_key(
         Analyzer(tiny).context(TRACE)
     )  # its rollouts are stored apart from the local sampler's
+
+
+# --- no face or use case keeps its own list of registered names ---------------------------------------------
+def _registries():
+    from rredcot_viz.attribution import attributions
+    from rredcot_viz.diagnosis import detectors as all_detectors
+    from rredcot_viz.training.methods.base import methods as all_methods
+
+    return {
+        "rredcot_viz/estimators": estimators,
+        "rredcot_viz/segmenters": segmenters,
+        "rredcot_viz/diagnosis": all_detectors,
+        "rredcot_viz/attribution": attributions,
+        "rredcot_viz/training/methods": all_methods,
+    }
+
+
+def name_lists(source: str, names: set[str]) -> list[int]:
+    """Lines of ``source`` with a literal tuple, list or set holding two or more of ``names``, except where it
+    is assigned to a ``default`` (a page's default choice is a choice, not a list of what exists)."""
+    tree = ast.parse(source)
+    allowed = set()
+    for node in ast.walk(tree):
+        defaults: list[ast.AST] = []
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any("default" in ast.unparse(target).lower() for target in targets):
+                defaults.append(node.value)
+        if isinstance(node, ast.arguments):
+            defaults += [default for default in [*node.defaults, *node.kw_defaults] if default is not None]
+        allowed |= {id(child) for default in defaults for child in ast.walk(default)}
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set) and id(node) not in allowed:
+            listed = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            if len(listed & names) >= 2:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_name_lists_are_caught():
+    names = {"rredcot", "mc", "uniform"}
+    assert name_lists('LIVE = ("rredcot", "uniform")\nx = n in ["mc", "rredcot"]', names) == [1, 2]
+    assert name_lists('DEFAULT = ("rredcot", "mc")\ndef f(d=("mc", "uniform")): ...\ny = ("mc", "x")', names) == []
+
+
+def test_no_module_outside_a_registry_lists_registered_names():
+    """Pickers, the trainer, the analyzer and the detectors select by declared capabilities (``having``), so a
+    newly registered method reaches them all; a hand-kept list of names would leave it out."""
+    sources = [*(PROJECT_ROOT / "rredcot_viz").rglob("*.py"), *(PROJECT_ROOT / "pages").glob("*.py")]
+    found = []
+    for package, registry in _registries().items():
+        for path in sources:
+            relative = path.relative_to(PROJECT_ROOT).as_posix()
+            if relative.startswith(package + "/"):
+                continue  # the registry's own package: each file registers and describes its own names
+            for line in name_lists(path.read_text(encoding="utf-8"), set(registry.names())):
+                found.append(f"{relative}:{line} lists {registry.kind} names")
+    assert not found, found

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from rredcot_viz.cli.options import (
     method_settings,
     settings_from_args,
 )
-from rredcot_viz.files import atomic_write, check_output_path
+from rredcot_viz.files import check_output_path
 
 
 def cli_analysis():
@@ -176,25 +174,6 @@ def _cell(value: Any, float_format: str = "{:+.4f}") -> str:
     return float_format.format(value) if isinstance(value, float) else str(value)
 
 
-def result_record(result) -> dict[str, Any]:
-    seg = result.segmentation
-    return {
-        "trace_id": result.trace.trace_id,
-        "trace_hash": result.trace.content_hash,
-        "segmenter": seg.strategy,
-        "estimator": result.values.estimator,
-        "variant": result.variant,
-        "k": result.k,
-        "outcome": result.outcome,
-        "values": result.values.values.tolist(),
-        "components": {k: v.tolist() for k, v in result.values.components.items()},
-        "sigma": result.sigma.tolist(),
-        "segments": [{"text": s.text, "char_span": s.char_span, "token_span": s.token_span} for s in seg.segments],
-        "warnings": result.warnings,
-        "cost": result.cost.as_dict(),
-    }
-
-
 def _configure_analyze(parser: argparse.ArgumentParser) -> None:
     add_trace_arguments(parser)
     add_method_arguments(parser)
@@ -208,40 +187,24 @@ def _configure_analyze(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser, sampling=True)
 
 
-def runnable_traces(traces: list, estimator, strict: bool) -> list:
-    """The traces ``estimator`` can run on, after printing the capability check (trace fields only, before any
-    model work); the others are named with what they lack and which estimators could run on them instead."""
-    from rredcot_viz.diagnosis.capability import check_all
-    from rredcot_viz.errors import RredcotError
-    from rredcot_viz.estimators import estimators
-
-    (report,) = check_all([estimator], traces, strict)
-    print(f"capability check: {report.line()}")
-    runnable = set(report.runnable)
-    skipped = [t for i, t in enumerate(traces) if i not in runnable]
-    if skipped:
-        instead = [n for n in estimators.names() if not any(estimators.get(n)().missing(t) for t in skipped)]
-        hint = f"; --estimator {' or '.join(instead)} can run on them" if instead else ""
-        print(f"skipping {len(skipped)}: {', '.join(t.trace_id or t.short_id for t in skipped[:5])}{hint}")
-    if not report.runnable:
-        raise RredcotError(f"estimator {estimator.name!r} cannot run on any of the {len(traces)} traces")
-    return [traces[i] for i in report.runnable]
-
-
 def _run_analyze(args: argparse.Namespace) -> int:
+    from rredcot_viz.workflows.analyze import analyze_traces, check_traces, write_results
 
     if args.out:
         check_output_path(args.out)
-    traces = select_traces(args)
     segmenter, estimator = build_methods(args)
-    traces = runnable_traces(traces, estimator, args.strict)
+    check = check_traces(select_traces(args), estimator, args.strict)
+    for line in check.lines():
+        print(line)
+    traces = check.require()
     analyzer = analyzer_from_args(args, analysis_config(args))
     results = []
     bars = ProgressBars()
-    for trace in traces:
-        result = analyzer.analyze(trace, segmenter, estimator, progress=bars.callback(f"scoring {trace.short_id}"))
+    scoring = lambda trace: bars.callback(f"scoring {trace.short_id}")  # noqa: E731
+    for result in analyze_traces(analyzer, traces, segmenter, estimator, scoring):
         bars.close()
         results.append(result)
+        trace = result.trace
         print(f"\n== {trace.trace_id or trace.short_id}: {trace.question[:70]!r}")
         print(
             f"   {segmenter.name} K={result.k}, {estimator.name}, {result.variant}; answer {trace.answer!r} vs "
@@ -255,24 +218,6 @@ def _run_analyze(args: argparse.Namespace) -> int:
         write_results(results, Path(args.out))
         print(f"\nwrote {len(results)} results to {args.out}")
     return 0
-
-
-def write_results(results: list, path: Path) -> None:
-    """The results as .csv (one row per segment) or JSONL; an existing file is replaced only once all is written."""
-    if path.suffix == ".csv":
-        with atomic_write(path, newline="") as sink:
-            writer = None
-            for result in results:
-                for row in result.rows(preview=10_000):
-                    row = {"trace_id": result.trace.trace_id, "trace_hash": result.trace.short_id, **row}
-                    if writer is None:
-                        writer = csv.DictWriter(sink, fieldnames=list(row))
-                        writer.writeheader()
-                    writer.writerow(row)
-    else:
-        with atomic_write(path) as sink:
-            for result in results:
-                sink.write(json.dumps(result_record(result), ensure_ascii=False) + "\n")
 
 
 commands.register("analyze")(

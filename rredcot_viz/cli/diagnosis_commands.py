@@ -220,7 +220,7 @@ def _run_resample(args: argparse.Namespace) -> int:
     analyzer, segmenter, config = _setup(args)
     rng = np.random.default_rng(config.seed)
     for trace in select_traces(args):
-        analyzer.context(trace).stats  # noqa: B018
+        analyzer.context(trace).score_stats()
         k = analyzer.segment(trace, segmenter).k
         if detector is not None:
             step, source = detector_reset_step(analyzer, trace, segmenter, detector), f"detector:{detector.name}"

@@ -51,9 +51,10 @@ class DetectorConfig(Settings):
 
 
 class Detector(ABC):
-    """Subclasses set ``name``, ``Config``, ``needs`` (trace fields, ``traces.needs``) and ``uses`` (what it asks
-    of the model: scoring, sampling) and implement ``detect``. A detector with reference-free options
-    overrides ``mode`` (the option a trace gets) and ``missing``."""
+    """Subclasses set ``name``, ``Config``, ``provenance``, declare ``needs`` (trace fields, ``traces.needs``) and
+    ``uses`` (what it asks of the model: scoring, sampling) and implement ``locate`` (``detect`` measures its
+    cost around it). A detector with reference-free options overrides ``mode`` (the option a trace gets) and
+    ``missing``."""
 
     name: ClassVar[str]
     Config: ClassVar[type[DetectorConfig]] = DetectorConfig
@@ -114,7 +115,7 @@ class Detector(ABC):
         return verdicts
 
     def segmentation(self, analyzer: Analyzer, trace: Trace, segmenter: Segmenter) -> Segmentation:
-        analyzer.context(trace).stats  # noqa: B018  (entropies for the segmenter)
+        analyzer.context(trace).score_stats()  # entropies for the segmenter
         return analyzer.segment(trace, segmenter)
 
 

@@ -90,7 +90,7 @@ def reset_resample(
     """G suffixes sampled from the state before segment ``segment`` (1-based)."""
     config = config or ResetConfig()
     context = analyzer.context(trace)
-    context.stats  # noqa: B018  (entropies for the segmenter)
+    context.score_stats()  # entropies for the segmenter
     segmentation = analyzer.segment(trace, segmenter)
     if not 1 <= segment <= segmentation.k:
         raise ConfigError(f"reset segment must be in 1..{segmentation.k}, got {segment}")
@@ -154,7 +154,7 @@ def compare_resets(
     rng = np.random.default_rng(seed)
     results: dict[str, list[ResetResult]] = {"rrpo_random": [], f"srpo_{detector.name}": []}
     for done, trace in enumerate(failed, start=1):
-        analyzer.context(trace).stats  # noqa: B018  (entropies for the segmenter)
+        analyzer.context(trace).score_stats()  # entropies for the segmenter
         k = analyzer.segment(trace, segmenter).k
         random_step = random_reset_step(k, rng)
         results["rrpo_random"].append(reset_resample(analyzer, trace, segmenter, random_step, config, "random"))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
-from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators import auto_estimators, estimators
 from rredcot_viz.settings import setting
 
 if TYPE_CHECKING:
@@ -46,24 +46,24 @@ class MinSigmaConfig(DetectorConfig):
     estimator_options: dict[str, Any] = setting({}, ESTIMATOR_OPTIONS_HELP, advanced=True)
 
 
-AUTO_ORDER = ("rredcot", "answer_only", "own_answer")  # richest first
-
-
 def resolve_estimator(name: str, trace: Trace) -> str:
-    """``name``, or with "auto" the first of ``AUTO_ORDER`` that ``trace`` can feed (the last one otherwise,
-    so its needs are what is reported missing)."""
+    """``name``, or with "auto" the first of ``auto_estimators()`` (richest first) that ``trace`` can feed (the
+    last one otherwise, so its needs are what is reported missing)."""
     if name != "auto":
         return name
-    return next((n for n in AUTO_ORDER if not estimators.get(n)().missing(trace)), AUTO_ORDER[-1])
+    ranked = auto_estimators()
+    return next((n for n in ranked if not estimators.get(n)().missing(trace)), ranked[-1])
 
 
 def curve_estimator(trace: Trace) -> str | None:
-    """The estimator for a trace's value curve on its own (the Diagnose page): the ``auto`` choice, else flat
-    ``uniform`` credit when the trace has an outcome but no answer to score, else None (no curve)."""
+    """The estimator for a trace's value curve on its own (the Diagnose page): the ``auto`` choice, else a
+    model-free live estimator the trace can feed (flat ``uniform`` credit when it has an outcome but no answer to
+    score), else None (no curve)."""
     name = resolve_estimator("auto", trace)
     if not estimators.get(name)().missing(trace):
         return name
-    return "uniform" if trace.outcome is not None else None
+    model_free = estimators.having(live=True, uses_model=False)
+    return next((n for n in model_free if not estimators.get(n)().missing(trace)), None)
 
 
 class ValueCurveDetector(Detector):

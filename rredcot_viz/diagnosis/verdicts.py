@@ -24,7 +24,7 @@ def cached_verdict(
     """The detector's verdict, from the store when this (trace, model, detector, settings, cuts) was seen (then
     marked ``cached``, with the cost it had when it was computed)."""
     context = analyzer.context(trace)
-    context.stats  # noqa: B018  (entropies for the segmenter)
+    context.score_stats()  # entropies for the segmenter
     segmentation = analyzer.segment(trace, segmenter)
     key = content_key(
         "verdict",

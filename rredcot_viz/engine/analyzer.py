@@ -1,8 +1,9 @@
 """``Analyzer``: segment a trace, estimate its state values and redistribute the outcome.
 
 The first analysis of a trace runs one model call that yields the token stats (for entropy-based
-segmentation) and the scores at every candidate boundary (``boundaries="all"``: every newline, keyword,
-paragraph and sentence cut, plus the chosen segmenter's candidates). Any later segmentation whose cuts are
+segmentation) and the scores at every candidate boundary (``boundaries="all"``: the cuts of every segmenter
+that declares ``scored_up_front``, e.g. every newline, keyword, paragraph and sentence cut, plus the chosen
+segmenter's candidates). Any later segmentation whose cuts are
 among them, e.g. the hybrid segmenter with another K, is assembled from the cache with zero model calls.
 """
 
@@ -25,11 +26,11 @@ from rredcot_viz.scoring.context import PromptConfig, TraceContext
 from rredcot_viz.segmenters.base import Segmentation, Segmenter, segmenters
 from rredcot_viz.segmenters.scope import Scope, region_end
 from rredcot_viz.settings import Settings, setting
+from rredcot_viz.traces.needs import missing
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost, StateValues
 
 Boundaries = Literal["all", "segmenter", "states"]
-ALL_BOUNDARY_SEGMENTERS = ("keyword", "line", "paragraph", "sentence")
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,33 @@ class AnalysisResult:
             rows.append(row)
         return rows
 
+    def record(self) -> dict[str, Any]:
+        """The whole result as JSON-ready data (one line of an exported ``.jsonl``): the trace's ids, the
+        settings' names, every state value and component, sigma, each segment's spans, warnings and cost."""
+        segmentation = self.segmentation
+        return {
+            "trace_id": self.trace.trace_id,
+            "trace_hash": self.trace.content_hash,
+            "segmenter": segmentation.strategy,
+            "estimator": self.values.estimator,
+            "variant": self.variant,
+            "k": self.k,
+            "outcome": self.outcome,
+            "values": self.values.values.tolist(),
+            "components": {name: series.tolist() for name, series in self.values.components.items()},
+            "sigma": self.sigma.tolist(),
+            "segments": [
+                {"text": s.text, "char_span": s.char_span, "token_span": s.token_span} for s in segmentation.segments
+            ],
+            "warnings": self.warnings,
+            "cost": self.cost.as_dict(),
+        }
+
+    def export_rows(self) -> list[dict[str, Any]]:
+        """``rows`` with whole texts and the trace's ids in front (one CSV row per segment)."""
+        ids = {"trace_id": self.trace.trace_id, "trace_hash": self.trace.short_id}
+        return [{**ids, **row} for row in self.rows(preview=10_000)]
+
 
 class Analyzer:
     """Runs analyses for one model, keeping token contexts and the all-boundary cache between calls. Scores come
@@ -125,14 +153,13 @@ class Analyzer:
         if segmenter.text_based:
             prefixes |= set(segmenter.candidate_cuts(context.segmenter_input(scope, with_entropies=False)))
         if self.config.boundaries == "all":
-            text_input = context.segmenter_input(self.config.scope, with_entropies=False)
-            prefixes.add(context.region_tokens(self.config.scope))
-            for name in ALL_BOUNDARY_SEGMENTERS:
-                prefixes |= set(segmenters.get(name)().candidate_cuts(text_input))
-            if context.trace.steps is not None:
-                given = segmenters.get("given")()
-                prefixes |= set(given.candidate_cuts(context.segmenter_input("think", with_entropies=False)))
-                prefixes.add(context.region_tokens("think"))
+            for name in segmenters.having(scored_up_front=True):
+                boundary = segmenters.get(name)()
+                if missing(context.trace, boundary.needs):
+                    continue
+                region = self.scope_for(boundary)
+                prefixes |= set(boundary.candidate_cuts(context.segmenter_input(region, with_entropies=False)))
+                prefixes.add(context.region_tokens(region))
         return prefixes
 
     def pending(self, trace: Trace, segmenter: Segmenter, estimator: ValueEstimator) -> int:

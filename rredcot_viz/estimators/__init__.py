@@ -2,7 +2,15 @@
 
 from rredcot_viz.estimators import montecarlo, published, rredcot, uniform  # noqa: F401  (registers them)
 from rredcot_viz.estimators.aggregation import aggregations
-from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
+from rredcot_viz.estimators.base import (
+    EstimatorConfig,
+    ValueEstimator,
+    auto_estimators,
+    credit_estimators,
+    estimators,
+    live_estimators,
+    sampling_estimators,
+)
 from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.types import ScoreSeries, StateValues
 
@@ -12,6 +20,10 @@ __all__ = [
     "StateValues",
     "ValueEstimator",
     "aggregations",
+    "auto_estimators",
+    "credit_estimators",
     "estimators",
+    "live_estimators",
     "redistribute",
+    "sampling_estimators",
 ]

@@ -1,8 +1,9 @@
 """How the per-token probabilities of a scored span become one number (METHOD.md §3.1, ``aggregation``).
 
-``seq_prob`` (VeriFree; R-hat's default) is the exact span probability, computed in log space; ``geo_mean``
-(v-hat's default) is length-normalised; ``mean_prob`` (RLPR's f_seq) stays on one scale whatever the span
-length but is not a probability; ``sum_logprob`` is for display and attribution targets only.
+``seq_prob`` (VeriFree; R-hat's default) is the exact span probability, computed in log space; ``geo_mean`` is
+length-normalised (v-hat's default, so a long reference path is not penalised for its length); ``mean_prob``
+(RLPR's f_seq) stays on one scale whatever the span length but is not the span's probability; ``sum_logprob``
+is for display and attribution targets only (not a probability).
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.model.meter import measure
 from rredcot_viz.registry import Registry
@@ -32,13 +34,22 @@ class EstimatorConfig(Settings):
 
 
 class ValueEstimator(ABC):
-    """Subclasses set ``name``, ``Config``, ``provenance``, ``needs`` and implement ``estimate``."""
+    """Subclasses set ``name``, ``Config``, ``provenance``, ``needs``, declare their capabilities (``uses_model``,
+    ``samples``, ``live``, ``credit``, ``steps_only``) and implement ``state_values`` (``credit`` ones also
+    ``combine``). Pickers, the trainer and the detectors select estimators by these declarations
+    (``estimators.having(live=True)``), never by name."""
 
     name: ClassVar[str]
     Config: ClassVar[type[EstimatorConfig]] = EstimatorConfig
     provenance: ClassVar[str] = "design choice (configurable)"
-    needs: ClassVar[tuple[str, ...]] = ("outcome",)  # ``traces.needs.NEED_TEXT`` names them
-    uses_model: ClassVar[bool] = True
+    needs: ClassVar[tuple[str, ...]] = ("outcome",)  # what it needs of a trace: ``traces.needs.NEED_TEXT`` names
+    uses_model: ClassVar[bool] = True  # False: values without any model call
+    samples: ClassVar[bool] = False  # draws rollouts from the model (minutes on a CPU): a background job
+    live: ClassVar[bool] = True  # cheap enough to run while the user waits (the Inspect page's picker)
+    credit: ClassVar[bool] = False  # values from scores alone (``combine``), so the trainer can credit rollouts
+    steps_only: ClassVar[bool] = False  # values only the trace's own steps (a segmenter that ``follows_steps``)
+    auto_rank: ClassVar[int] = 0  # "auto" picks the highest-ranked one a trace can feed (0: never picked by auto)
+    fallback_note: ClassVar[str] = ""  # why a trace's value curve is this one and not a richer one's (when picked)
 
     def __init__(self, config: EstimatorConfig | None = None, **overrides: Any):
         base = config or self.Config()
@@ -93,5 +104,34 @@ class ValueEstimator(ABC):
     ) -> StateValues:
         """What ``estimate`` returns; implemented by each estimator."""
 
+    def combine(
+        self, series: list[ScoreSeries], scores: dict[str, list[np.ndarray]], n_states: int, outcome: float
+    ) -> StateValues:
+        """State values from the per-token log-probs of each of ``series`` at each of ``n_states`` states, with no
+        model call, so the trainer scores a whole group of rollouts in one packed call and reuses this arithmetic.
+        Implemented by the estimators that declare ``credit``."""
+        raise NotImplementedError(f"estimator {self.name!r} cannot credit rollouts (it declares credit = False)")
+
 
 estimators: Registry[type[ValueEstimator]] = Registry("estimator")
+
+
+def live_estimators() -> list[str]:
+    """Estimators cheap enough to run while the user waits (the Inspect and Dataset pages)."""
+    return estimators.having(live=True)
+
+
+def credit_estimators() -> list[str]:
+    """Estimators the trainer can credit rollouts with (they declare ``credit`` and implement ``combine``)."""
+    return estimators.having(credit=True)
+
+
+def auto_estimators() -> list[str]:
+    """What an estimator choice of "auto" picks from, richest first (``auto_rank``)."""
+    ranked = [name for name in estimators.names() if estimators.get(name).auto_rank > 0]
+    return sorted(ranked, key=lambda name: -estimators.get(name).auto_rank)
+
+
+def sampling_estimators() -> list[str]:
+    """Estimators that draw rollouts, so a page runs them as a background job."""
+    return estimators.having(samples=True)

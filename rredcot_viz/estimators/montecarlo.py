@@ -84,6 +84,8 @@ class MonteCarloEstimator(ValueEstimator):
     Config = MonteCarloConfig
     provenance = "paper (arXiv 2606.06475, MC baseline); budgets and presets are design choices"
     needs = ("outcome", "reference_answer")
+    samples = True
+    live = False
 
     def trigger(self, context: TraceContext) -> str:
         if self.config.trigger is not None:

@@ -32,6 +32,8 @@ class PublishedValues(ValueEstimator):
     provenance = "the dataset's own MC values (Thought Anchors: ~100 resamples per chunk, a larger model)"
     uses_model = False
     needs = ("outcome", "step_values")
+    live = False  # values exist only for the trace's own steps, which the live pages do not segment by default
+    steps_only = True
 
     def state_values(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None

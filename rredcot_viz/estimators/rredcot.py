@@ -4,10 +4,11 @@
   (``s_t ‖ trigger ‖ Y* ‖ "}"``, scoring ``Y* ‖ "}"``), aggregated per ``aggregation``;
 - v-hat_t: the importance-sampling estimate over the reference path with a point proposal, i.e. the
   likelihood of P* after ``s_t ‖ "\\n\\n"``, computed in log space and aggregated by ``path_aggregation``;
-  the ``whole`` proposal (default, chosen by agreement with Monte Carlo: bench/compare.py) scores all of P*
-  after every prefix, ``remaining`` only the reference steps still ahead of it (after the last step whose new
-  numbers the prefix already states; METHOD.md revision 3); extra reference paths widen the proposal (the
-  maximum of the normalised scores, so it can only rise as references are added);
+  the ``whole`` proposal (default) scores all of P* after every prefix, which agreed best with MC(16) on
+  non-final segments (bench/compare.py); ``remaining`` scores only the reference steps still ahead of the
+  prefix (after the last step whose new numbers the prefix already states), since the whole P* can score
+  about the same everywhere (METHOD.md revision 3); extra reference paths widen the proposal (the maximum
+  of the normalised scores, so it can only rise as references are added);
 - Q-hat_t = alpha R-hat_t + beta v-hat_t, with Q-hat_{K+1} := R (the observed outcome).
 
 ``answer_only`` (alpha=1, beta=0) and ``continue_only`` (alpha=0, beta=1) are the ablations. The non-positive
@@ -88,6 +89,8 @@ class RREDCoTEstimator(ValueEstimator):
     Config = RREDCoTConfig
     provenance = "paper (arXiv 2606.06475); exact equations are design choices (METHOD.md §3)"
     needs = ("outcome", "reference_answer", "reference_solution")
+    credit = True
+    auto_rank = 3
 
     def check(self, trace) -> None:
         super().check(trace)
@@ -214,6 +217,8 @@ class AnswerOnlyEstimator(RREDCoTEstimator):
     name = "answer_only"
     Config = AnswerOnlyConfig
     needs = ("outcome", "reference_answer")
+    auto_rank = 2
+    fallback_note = "this trace has a reference answer but no reference solution, so the curve is R̂ alone (β = 0)."
 
 
 @estimators.register("own_answer")
@@ -227,6 +232,12 @@ class OwnAnswerEstimator(AnswerOnlyEstimator):
 
     name = "own_answer"
     needs = ("outcome", "answer")
+    credit = False  # its target is the trace's own answer; a trainer credits toward the problem's reference
+    auto_rank = 1  # the reference-free last resort
+    fallback_note = (
+        "this trace has no reference answer, so the curve is the probability of its own answer (1 − that on a "
+        "failed trace: it falls where support for the wrong answer rises)."
+    )
     provenance = "design choice (configurable): reference-free target for R-hat (issue 16)"
 
     def check(self, trace) -> None:
@@ -269,6 +280,7 @@ class ContinueOnlyEstimator(RREDCoTEstimator):
     name = "continue_only"
     Config = ContinueOnlyConfig
     needs = ("outcome", "reference_answer", "reference_solution")
+    auto_rank = 0  # an ablation, never the automatic choice
 
 
 def _same_text(a: str | None, b: str) -> bool:

@@ -21,6 +21,7 @@ class UniformEstimator(ValueEstimator):
     name = "uniform"
     provenance = "GRPO outcome advantage broadcast to every token"
     uses_model = False
+    fallback_note = "this trace states no answer to score, so the curve is flat credit."
 
     def state_values(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None

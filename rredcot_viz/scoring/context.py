@@ -75,16 +75,16 @@ class TraceContext:
     def segmenter_input(self, scope: Scope, *, with_entropies: bool = True) -> SegmenterInput:
         """The region as segmenters see it; without entropies (zeros) for text-only candidate cuts."""
         spans = tuple(self.trace.step_spans()) if self.trace.steps is not None else None
-        return self.response.segmenter_input(scope, self.stats.entropies if with_entropies else None, spans)
+        return self.response.segmenter_input(scope, self.score_stats().entropies if with_entropies else None, spans)
 
     # ------------------------------------------------------------------ scores
     @property
     def has_stats(self) -> bool:
         return self.cache.stats(self.key) is not None
 
-    @property
-    def stats(self) -> TokenStats:
-        """Per-token log-probs and entropies of the response (computed on first use)."""
+    def score_stats(self) -> TokenStats:
+        """Per-token log-probs and entropies of the response: runs the model (one forward pass) when they are not
+        in the cache yet, so segmenters that read entropies can cut."""
         if not self.has_stats:
             self.ensure([], [], need_stats=True)
         stats = self.cache.stats(self.key)

@@ -10,7 +10,9 @@ from rredcot_viz.segmenters.base import (
     Segmenter,
     SegmenterConfig,
     SegmenterInput,
+    segmenter_takes_count,
     segmenters,
+    text_segmenters,
 )
 from rredcot_viz.segmenters.scope import reasoning_end
 
@@ -22,5 +24,7 @@ __all__ = [
     "SegmenterConfig",
     "SegmenterInput",
     "reasoning_end",
+    "segmenter_takes_count",
     "segmenters",
+    "text_segmenters",
 ]

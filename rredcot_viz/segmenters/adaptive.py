@@ -44,6 +44,7 @@ class AdaptiveEntropySegmenterConfig(SegmenterConfig):
 @segmenters.register("adaptive_entropy", aliases=("adaptive",))
 class AdaptiveEntropySegmenter(Segmenter):
     name = "adaptive_entropy"
+    targets_count = True
     Config = AdaptiveEntropySegmenterConfig
     text_based = False
 

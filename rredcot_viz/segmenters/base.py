@@ -128,12 +128,18 @@ class SegmenterConfig(Settings):
 
 
 class Segmenter(ABC):
-    """Cuts a region into segments. Subclasses set ``name``, ``Config``, ``provenance``, ``text_based``."""
+    """Cuts a region into segments. Subclasses set ``name``, ``Config``, ``provenance`` and declare their
+    capabilities (``text_based``, ``targets_count``, ``needs``, ``follows_steps``, ``scored_up_front``), which the
+    pickers, the analyzer and the trainer select by (``segmenters.having(targets_count=True)``)."""
 
     name: ClassVar[str]
     Config: ClassVar[type[SegmenterConfig]] = SegmenterConfig
     provenance: ClassVar[str] = "design choice (configurable)"
     text_based: ClassVar[bool] = True  # candidate cuts depend on the text only, so they can be scored up front
+    targets_count: ClassVar[bool] = False  # cuts to a target count K (its config's ``k`` is a ``k_setting``)
+    needs: ClassVar[tuple[str, ...]] = ()  # what it needs of a trace: ``traces.needs.NEED_TEXT`` names
+    follows_steps: ClassVar[bool] = False  # its segments are the trace's own steps (their labels line up)
+    scored_up_front: ClassVar[bool] = False  # its default cuts are among those the analyzer's first call scores
 
     def __init__(self, config: SegmenterConfig | None = None, **overrides: Any):
         base = config or self.Config()
@@ -160,6 +166,16 @@ class Segmenter(ABC):
 
 
 segmenters: Registry[type[Segmenter]] = Registry("segmenter")
+
+
+def segmenter_takes_count(name: str) -> bool:
+    """Whether segmenter ``name`` cuts to a target count K, so a caller with a K (the trainer) hands it over."""
+    return segmenters.get(name).targets_count
+
+
+def text_segmenters() -> list[str]:
+    """Segmenters that need nothing of a trace but its text (the trainer's rollouts have no steps)."""
+    return [name for name in segmenters.names() if not segmenters.get(name).needs]
 
 
 def clean_cuts(inp: SegmenterInput, cuts: list[int], kinds: list[str]) -> tuple[list[int], list[str]]:

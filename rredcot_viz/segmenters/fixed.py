@@ -28,6 +28,7 @@ class FixedTokensSegmenterConfig(SegmenterConfig):
 @segmenters.register("fixed_tokens", aliases=("fixed",))
 class FixedTokensSegmenter(Segmenter):
     name = "fixed_tokens"
+    targets_count = True
     Config = FixedTokensSegmenterConfig
 
     def propose(self, inp: SegmenterInput) -> tuple[list[int], list[str], dict[str, Any]]:

@@ -12,6 +12,9 @@ from rredcot_viz.segmenters.base import Segmenter, SegmenterInput, segmenters
 @segmenters.register("given", aliases=("steps",))
 class GivenSegmenter(Segmenter):
     name = "given"
+    needs = ("steps",)
+    follows_steps = True
+    scored_up_front = True  # on a trace with steps
     provenance = "the dataset's own steps (ProcessBench, PRM800K, Thought Anchors chunks)"
     scope = "think"  # every step is a segment; only a thinking block's end (</think>) limits the region
 

@@ -74,6 +74,7 @@ class HybridSegmenter(Segmenter):
     """Keyword/newline pieces merged by lowest combined entropy down to K segments."""
 
     name = "hybrid"
+    targets_count = True
     Config = HybridSegmenterConfig
     provenance = "paper (arXiv 2606.06475); merge scores, keywords and K=12 are design choices"
 

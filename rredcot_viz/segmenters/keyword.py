@@ -53,6 +53,7 @@ class KeywordSegmenter(Segmenter):
     """Cut at every newline and before every discourse marker; no target count."""
 
     name = "keyword"
+    scored_up_front = True
     Config = KeywordSegmenterConfig
     provenance = "paper (arXiv 2606.06475); keyword list is a design choice"
 

@@ -17,6 +17,7 @@ class LineSegmenter(Segmenter):
     """Cut after every newline."""
 
     name = "line"
+    scored_up_front = True
     provenance = "VinePPO reasoning_step_delimiter (design choice)"
 
     def propose(self, inp: SegmenterInput) -> tuple[list[int], list[str], dict[str, Any]]:
@@ -29,6 +30,7 @@ class ParagraphSegmenter(Segmenter):
     """Cut after every blank line (``\\n\\s*\\n``)."""
 
     name = "paragraph"
+    scored_up_front = True
     provenance = "Qwen2.5-Math-PRM step convention (design choice)"
 
     def propose(self, inp: SegmenterInput) -> tuple[list[int], list[str], dict[str, Any]]:

@@ -25,6 +25,7 @@ class SentenceSegmenterConfig(SegmenterConfig):
 @segmenters.register("sentence")
 class SentenceSegmenter(Segmenter):
     name = "sentence"
+    scored_up_front = True
     Config = SentenceSegmenterConfig
     provenance = "Thought Anchors chunker (arXiv 2506.19143), made lossless"
 

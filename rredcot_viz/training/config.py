@@ -13,18 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rredcot_viz.estimators import credit_estimators
 from rredcot_viz.estimators.coupling import COUPLING_MODES
-from rredcot_viz.segmenters import segmenters
+from rredcot_viz.segmenters import text_segmenters
 from rredcot_viz.settings import Settings, nested, setting
 
 LOSSES = ("ppo_clip", "reinforce")
 SCOPES = ("reasoning", "whole")
-CREDIT_ESTIMATORS = ("rredcot", "answer_only", "continue_only")  # no-generation estimators with a ``combine``
 SEGMENTATION = ("segmenter", "segments", "step_delimiter", "credit_scope")  # what every method reads of CreditConfig
-
-
-def _text_segmenters() -> list[str]:
-    return [name for name in segmenters.names() if name not in ("given", "steps")]
 
 
 @dataclass(frozen=True)
@@ -33,7 +29,7 @@ class CreditConfig(Settings):
     sigma to token advantages. Methods without step credit read only the segmentation (``SEGMENTATION``)."""
 
     segmenter: str = setting("hybrid", "how each rollout is cut into segments (the analyzer's segmenters)",
-                             choices=_text_segmenters, advanced=True)  # fmt: skip
+                             choices=text_segmenters, advanced=True)  # fmt: skip
     segments: int = setting(4, "K for the segmenters that target a count", low=1, advanced=True)
     step_delimiter: str = setting("</thought>", "a completion that uses it is cut into its thoughts (RRPO/SRPO MDP)",
                                   advanced=True)  # fmt: skip
@@ -46,7 +42,7 @@ class CreditConfig(Settings):
     gae_lambda: float = setting(1.0, "value_baseline: 1 keeps sign consistency with the outcome, < 1 sharpens "
                                 "credit toward the decisive segment", low=0.0, high=1.0)  # fmt: skip
     estimator: str = setting("rredcot", "value estimator of the states (R-hat alone, answer_only, for a problem "
-                             "without a reference solution; recorded per rollout)", choices=CREDIT_ESTIMATORS,
+                             "without a reference solution; recorded per rollout)", choices=credit_estimators,
                              advanced=True)  # fmt: skip
     estimator_options: dict = setting({}, "the estimator's own settings, as JSON", advanced=True)
 

@@ -30,7 +30,7 @@ from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.scoring.plan import ResponseTokens, ScoringSubject, plan_items
-from rredcot_viz.segmenters import segmenters
+from rredcot_viz.segmenters import segmenter_takes_count, segmenters
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.config import CreditConfig
@@ -45,7 +45,7 @@ def credit_segmenter(credit: CreditConfig, text: str) -> Segmenter:
     at most ``credit.segments`` segments."""
     if credit.step_delimiter and credit.step_delimiter in text:
         return segmenters.get("delimiter")(delimiter=credit.step_delimiter)
-    if credit.segmenter in ("hybrid", "fixed_tokens", "adaptive_entropy"):
+    if segmenter_takes_count(credit.segmenter):
         return segmenters.get(credit.segmenter)(k=credit.segments)
     return segmenters.get(credit.segmenter)()
 

@@ -12,8 +12,8 @@ import streamlit as st
 
 from rredcot_viz.attribution import attributions
 from rredcot_viz.engine import Analyzer
-from rredcot_viz.estimators import estimators
-from rredcot_viz.estimators.montecarlo import PRESETS, MonteCarloConfig
+from rredcot_viz.estimators import estimators, sampling_estimators
+from rredcot_viz.estimators.montecarlo import PRESETS, MonteCarloConfig, MonteCarloEstimator
 from rredcot_viz.jobs import Job
 from rredcot_viz.segmenters import Segmenter
 from rredcot_viz.traces.trace import Trace
@@ -31,19 +31,31 @@ MC_CHEAP = replace(MC_START, rollouts=4, max_new_tokens=96)  # where MC_START wo
 
 
 def method_choice(trace: Trace, segmenter: Segmenter) -> list[str]:
-    """The methods to compare: every estimator and attribution (published values only on the trace's own steps);
-    the choice is kept when the user visits another page and comes back."""
-    published = bool(trace.step_values) and segmenter.name == "given"
-    names = [n for n in [*estimators.names(), *attributions.names()] if n != "published_mc" or published]
+    """The methods to compare: every estimator and attribution (those that value only the trace's own steps, such
+    as published values, when the segmenter follows them and the trace has what they need); the choice is kept
+    when the user visits another page and comes back."""
+
+    def offered(name: str) -> bool:
+        if name not in estimators or not estimators.get(name).steps_only:
+            return True
+        return segmenter.follows_steps and not estimators.get(name)().missing(trace)
+
+    names = [n for n in [*estimators.names(), *attributions.names()] if offered(n)]
     default = [n for n in ("rredcot", "loo", "grad_x_input", "published_mc") if n in names]
     help_text = "\n\n".join(f"**{n}**: {summary(estimators if n in estimators else attributions, n)}" for n in names)
     default = kept("compare_methods", default, lambda chosen: [n for n in chosen if n in names])
     return keep("compare_methods", st.multiselect("Methods", names, default, key="compare_methods", help=help_text))
 
 
+def sampled(methods: list[str]) -> list[str]:
+    """The chosen estimators that draw rollouts: each runs as a background job from its own panel."""
+    return [n for n in methods if n in sampling_estimators()]
+
+
 def method_options(methods: list[str]) -> dict[str, dict[str, Any]]:
-    """The generated settings of every chosen method but Monte Carlo (which has its own panel)."""
-    types = {n: (estimators if n in estimators else attributions).get(n).Config for n in methods if n != "mc"}
+    """The generated settings of every chosen method but the sampling ones (which have their own panel)."""
+    own_panel = sampled(methods)
+    types = {n: (estimators if n in estimators else attributions).get(n).Config for n in methods if n not in own_panel}
     return method_settings(types, "compare")
 
 
@@ -89,7 +101,7 @@ def monte_carlo_panel(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, wa
     if why:
         st.caption(why)
     options = settings_form(MonteCarloConfig, "mc", initial=start, more="More Monte Carlo settings")
-    mc = build(estimators.get("mc"), options)
+    mc = build(MonteCarloEstimator, options)
     jobs = resources.jobs()
     settings_key = f"mc:{trace.content_hash}:{segmenter.config!r}:{mc.config!r}"
     found = jobs.latest(settings_key)

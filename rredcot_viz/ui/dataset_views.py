@@ -9,7 +9,7 @@ import streamlit as st
 
 from rredcot_viz.diagnosis.capability import capability
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.estimators import ValueEstimator, estimators
+from rredcot_viz.estimators import ValueEstimator, estimators, live_estimators
 from rredcot_viz.figures import histogram, position_profile
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.segmenters import segmenters
@@ -17,7 +17,6 @@ from rredcot_viz.store import Store
 from rredcot_viz.traces.importers import ImportReport, import_file
 from rredcot_viz.traces.importers.readers import DATA_SUFFIXES
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.ui.method_controls import LIVE_ESTIMATORS
 from rredcot_viz.ui.settings_form import preset
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
 from rredcot_viz.workflows.dataset import dataset_runs, load_run, position_points, records_frame, run_settings
@@ -76,7 +75,7 @@ def open_in_inspect(trace_hash: str, collection: str, settings: dict) -> None:
     if settings.get("segmenter") in segmenters:
         st.session_state["inspect_segmenter"] = settings["segmenter"]
         preset(segmenters.get(settings["segmenter"]).Config, "inspect", settings.get("segmenter_config", {}))
-    if settings.get("estimator") in LIVE_ESTIMATORS:
+    if settings.get("estimator") in live_estimators():
         st.session_state["inspect_estimator"] = settings["estimator"]
         preset(estimators.get(settings["estimator"]).Config, "inspect", settings.get("estimator_config", {}))
     st.switch_page("pages/inspect.py")

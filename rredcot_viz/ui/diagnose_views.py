@@ -7,13 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from rredcot_viz.diagnosis import Detector, FirstError, detectors
-from rredcot_viz.diagnosis.capability import capability
-from rredcot_viz.diagnosis.resample import ResetConfig, edit_segment, reset_resample
-from rredcot_viz.diagnosis.value_detectors import curve_estimator
-from rredcot_viz.diagnosis.verdicts import cached_verdict
+from rredcot_viz.diagnosis.resample import ResetConfig, reset_resample
 from rredcot_viz.engine import AnalysisResult, Analyzer
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.estimators import estimators
 from rredcot_viz.figures import reset_tree, trace_heatmap, value_curves
 from rredcot_viz.figures.colors import ShadeScale
 from rredcot_viz.jobs import Job
@@ -25,14 +21,8 @@ from rredcot_viz.ui import resources
 from rredcot_viz.ui.jobs import JobTexts, StreamlitProgress, job_progress, start_job
 from rredcot_viz.ui.method_controls import build, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
+from rredcot_viz.workflows.diagnose import detectors_lacking, diagnose_trace, edit_and_rescore
 from rredcot_viz.workflows.estimate import NOT_MEASURED, estimate_sampling
-
-VALUE_NOTES = {
-    "answer_only": "this trace has a reference answer but no reference solution, so the curve is R̂ alone (β = 0).",
-    "own_answer": "this trace has no reference answer, so the curve is the probability of its own answer "
-    "(1 − that on a failed trace: it falls where support for the wrong answer rises).",
-    "uniform": "this trace states no answer to score, so the curve is flat credit.",
-}
 
 
 def detector_choice() -> dict[str, Detector]:
@@ -54,32 +44,19 @@ def verdicts_view(
 ) -> tuple[list[Segment], dict[str, FirstError]]:
     """Each detector's verdict shaded on the text (a detector the trace cannot feed is skipped with what it
     lacks), the value curve of the richest estimator the trace has, and the verdict table."""
-    reports = {name: capability(detector, [trace]) for name, detector in chosen.items()}
-    for name, report in reports.items():
-        if not report.complete:
-            st.warning(f"{name} cannot run on this trace: it needs {describe(chosen[name].missing(trace))}.")
-    estimator_name = curve_estimator(trace)  # None: no value curve for this trace
+    for name, lacking in detectors_lacking(trace, chosen).items():
+        st.warning(f"{name} cannot run on this trace: it needs {describe(lacking)}.")
     try:
         progress = StreamlitProgress("Running the detectors")
-        estimate = (
-            analyzer.analyze(trace, segmenter, estimators.get(estimator_name)(), progress) if estimator_name else None
-        )
-        analyzer.context(trace).stats  # noqa: B018  (entropies for the segmenter)
-        segments = analyzer.segment(trace, segmenter).segments
-        verdicts = {
-            reports[name].label: cached_verdict(analyzer, trace, segmenter, detector, progress)
-            for name, detector in chosen.items()
-            if reports[name].complete
-        }
+        diagnosis = diagnose_trace(analyzer, trace, segmenter, chosen, progress)
         progress.close()
     except RredcotError as error:
         st.error(str(error))
         st.stop()
-    if estimator_name in VALUE_NOTES:
-        st.caption(f"Values from `{estimator_name}`: {VALUE_NOTES[estimator_name]}")
-    elif estimator_name is None:
-        st.caption("No value curve: this trace has no outcome label and no reference answer to check its answer.")
-    _show_verdicts(trace, segments, verdicts, estimate, estimator_name)
+    if diagnosis.curve_note:
+        st.caption(diagnosis.curve_note)
+    segments, verdicts = diagnosis.segments, diagnosis.verdicts
+    _show_verdicts(trace, segments, verdicts, diagnosis.curve, diagnosis.curve_estimator)
     return segments, verdicts
 
 
@@ -207,9 +184,8 @@ def edit_panel(
         new_text = st.text_area("Replacement text", segments[index - 1].text, key="diagnose_edit_text")
         if not st.button("Re-score the edited trace", key="diagnose_edit"):
             return
-        estimator = estimators.get("answer_only" if trace.reference_answer else "own_answer")()
         try:
-            edited = edit_segment(analyzer, trace, segmenter, index, new_text, estimator, config)
+            edited = edit_and_rescore(analyzer, trace, segmenter, index, new_text, config)
         except RredcotError as error:
             st.error(str(error))
             return

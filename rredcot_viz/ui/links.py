@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from rredcot_viz.estimators import live_estimators
 from rredcot_viz.model.catalogue import CATALOGUE
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
-from rredcot_viz.ui.method_controls import LIVE_ESTIMATORS
 
 SOURCES = {"samples": "Samples", "stored": "Stored", "paste": "Paste", "upload": "Upload"}
 SHADES = ("sigma", "Q_hat", "R_hat", "v_hat")
@@ -102,8 +102,8 @@ def _apply(prefix: str, name: str, value: str, given: dict[str, str]) -> str | N
         return f"scores {value!r} is not one of {', '.join(SCORES)}"
     elif name == "segmenter" and value not in segmenters.names():
         return f"segmenter {value!r} is not one of {', '.join(segmenters.names())}"
-    elif name == "estimator" and value not in LIVE_ESTIMATORS:
-        return f"estimator {value!r} is not one of {', '.join(LIVE_ESTIMATORS)}"
+    elif name == "estimator" and value not in live_estimators():
+        return f"estimator {value!r} is not one of {', '.join(live_estimators())}"
     elif name == "shade" and value not in SHADES:
         return f"shading {value!r} is not one of {', '.join(SHADES)}"
     elif name == "k":

@@ -17,19 +17,16 @@ import streamlit as st
 
 from rredcot_viz.engine import AnalysisConfig
 from rredcot_viz.errors import MissingReferenceError, RredcotError
-from rredcot_viz.estimators import ValueEstimator, estimators
+from rredcot_viz.estimators import ValueEstimator, estimators, live_estimators
 from rredcot_viz.registry import Registry
 from rredcot_viz.segmenters import Segmenter, SegmenterInput, segmenters
 from rredcot_viz.settings import SettingSpec, specs
-from rredcot_viz.traces.needs import describe
+from rredcot_viz.traces.needs import describe, missing
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui.settings_form import Widget, follow_default, setting_widget, settings_form
 
 # The app scores only the chosen segmenter's candidate cuts up front: a first look in seconds (README, The app).
 APP_ANALYSIS = AnalysisConfig(boundaries="segmenter")
-# What a page analyses while the user waits: mc samples (a background job on Compare), published_mc needs the
-# trace's own steps and values.
-LIVE_ESTIMATORS = ("rredcot", "answer_only", "own_answer", "continue_only", "uniform")
 COMMON_DELIMITERS = ("</thought>", " ки", "\n\n", "\n", ". ")  # tried in order for the delimiter default
 K_REACH = 32  # the K slider's top when the trace's pieces are not known
 
@@ -74,7 +71,7 @@ def segmenter_picker(
     """A segmenter and its settings (keys ``{prefix}_segmenter``, ``{prefix}_<setting>``). K is a slider from the
     config's default, bounded by the trace's keyword/newline pieces when ``text_input`` (its tokens, no model
     call) is given; the delimiter starts at one the trace contains."""
-    names = [name for name in segmenters.names() if name != "given" or trace.steps is not None]
+    names = [name for name in segmenters.names() if not missing(trace, segmenters.get(name).needs)]
     name = method_picker("Segmenter", segmenters, names, f"{prefix}_segmenter", default)
     segmenter_type = segmenters.get(name)
     initial = segmenter_type.Config()
@@ -108,13 +105,15 @@ def _k_slider(text_input: SegmenterInput | None) -> Widget:
 
 
 def estimator_picker(
-    prefix: str, names: tuple[str, ...] = LIVE_ESTIMATORS, default: str | None = None
+    prefix: str, names: list[str] | None = None, default: str | None = None
 ) -> tuple[ValueEstimator, AnalysisConfig]:
-    """An estimator, its settings and the redistribution variant (keys ``{prefix}_estimator``, ``{prefix}_<setting>``,
+    """An estimator (of ``names``; by default those that declare ``live``: the page runs it while the user waits),
+    its settings and the redistribution variant (keys ``{prefix}_estimator``, ``{prefix}_<setting>``,
     ``{prefix}_variant``); returns the estimator and the analysis config."""
+    names = live_estimators() if names is None else names
     left, right = st.columns(2)
     with left:
-        name = method_picker("Estimator", estimators, list(names), f"{prefix}_estimator", default, needs=True)
+        name = method_picker("Estimator", estimators, names, f"{prefix}_estimator", default, needs=True)
     with right:
         analysis_config = variant_control(prefix)
     estimator_type = estimators.get(name)

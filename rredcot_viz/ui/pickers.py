@@ -154,9 +154,11 @@ def trace_picker(only_failed: bool = False) -> Trace | None:
         return None
     labels = trace_labels(list(by_hash.values()))
     key = f"trace_{source}"
-    if st.session_state.get(key) not in by_hash:  # first visit, or the chosen one left the pool: start from the
-        wanted = st.session_state.get("trace_hash")  # app's current trace (set here, or by "Open in Inspect")
-        st.session_state[key] = wanted if wanted in by_hash else next(iter(by_hash))
+    current = st.session_state.get(key)
+    if current not in by_hash:  # first visit, or the chosen one left the pool: start from the app's current
+        wanted = st.session_state.get("trace_hash")  # trace (set here, by a link or by "Open in Inspect")
+        current = wanted if wanted in by_hash else next(iter(by_hash))
+    st.session_state[key] = current  # set through the state, so another page's picker starts on it too
     chosen = st.sidebar.selectbox("Trace", list(by_hash), format_func=lambda h: labels.get(h, str(h)), key=key)
     st.session_state["trace_hash"] = chosen
     return by_hash[chosen]

@@ -10,12 +10,10 @@ import streamlit as st
 import torch
 
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.estimators import estimators
 from rredcot_viz.figures import advantage_rows, training_curves, value_curves
 from rredcot_viz.figures.training import METRIC_TITLES
 from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
-from rredcot_viz.segmenters import segmenters
 from rredcot_viz.store import Store
 from rredcot_viz.training import TrainConfig, latest_checkpoint, method_config_type, methods, quick, stored_train_config
 from rredcot_viz.ui import resources
@@ -24,7 +22,7 @@ from rredcot_viz.ui.method_controls import method_picker
 from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.shading import relative_switch
 from rredcot_viz.workflows.estimate import estimate_training, time_line
-from rredcot_viz.workflows.train import checkpoint_root, new_run_id, run_training, stored_run, value_shift
+from rredcot_viz.workflows.train import checkpoint_root, new_run_id, run_training, stored_run, value_change
 
 APP_EVALUATION = {"eval_problems": 16, "eval_samples": 1}  # held-out answers per evaluation where the CPU is slow
 
@@ -204,17 +202,15 @@ def before_after(model_config: ModelConfig, known: list[str], labels: dict[str, 
         checkpoint = latest_checkpoint(checkpoint_root(run)).name  # type: ignore[union-attr]
         trained, trained_step = resources.trained_analyzer(model_config, run, checkpoint)
         base = resources.analyzer(model_config, trained.config)
-        segmenter, estimator = segmenters.get("hybrid")(), estimators.get("rredcot")()
         progress = StreamlitProgress("Scoring with the base and the trained model")
-        before = base.analyze(trace, segmenter, estimator, progress)
-        after = trained.analyze(trace, segmenter, estimator, progress)
+        compared = value_change(base, trained, trace, progress)
         progress.close()
     except RredcotError as error:
         st.error(str(error))
         return
-    shift = value_shift(before.values.values, after.values.values)
+    shift = compared.shift
     left, right = st.columns(2)
-    curves = {"base": before.values.values, f"trained (step {trained_step})": after.values.values}
+    curves = {"base": compared.before.values.values, f"trained (step {trained_step})": compared.after.values.values}
     left.plotly_chart(value_curves(curves, title="Q̂ before and after training"), key="train_before_after")
     right.plotly_chart(value_curves({"trained − base": shift["delta"]}, title="Value shift per state"),
                        key="train_shift")  # fmt: skip

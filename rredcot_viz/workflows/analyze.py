@@ -1,4 +1,5 @@
-"""Analysing one trace in the app without ever restarting long work from zero.
+"""Analysing traces: in the app one trace at a time without ever restarting long work from zero, from the CLI a
+file's traces after checking what they can feed (``check_traces``, ``analyze_traces``, ``write_results``).
 
 An analysis whose scores are all cached is computed on the spot (no model call). Otherwise it runs as a
 background job, keyed by the scoring work it does (the trace under the model and prompt, the estimator's
@@ -12,14 +13,21 @@ reference paths fill in.
 
 from __future__ import annotations
 
+import csv
 import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from rredcot_viz.diagnosis.capability import Capability, check_all
 from rredcot_viz.engine.analyzer import AnalysisResult, Analyzer
+from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.base import ValueEstimator
+from rredcot_viz.files import atomic_write
 from rredcot_viz.jobs import Job, JobManager
+from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.settings import config_json
 from rredcot_viz.traces.trace import Trace
@@ -109,3 +117,68 @@ def start(work: AnalysisWork, jobs: JobManager) -> Job:
         label = f"Analysis of “{work.trace.display_name}”"
         job = jobs.submit(label, work.run, kind="analysis", key=key, unit="chunks")
     return job
+
+
+@dataclass
+class TraceCheck:
+    """Which traces an estimator can run on, from the traces' fields alone (before any model work)."""
+
+    estimator: ValueEstimator
+    report: Capability
+    runnable: list[Trace]
+    skipped: list[Trace]
+    alternatives: list[str]  # estimators that can run on every skipped trace
+
+    def lines(self) -> list[str]:
+        """The check as it is reported: the capability line, then the skipped traces and what could run them."""
+        lines = [f"capability check: {self.report.line()}"]
+        if self.skipped:
+            names = ", ".join(t.trace_id or t.short_id for t in self.skipped[:5])
+            hint = f"; --estimator {' or '.join(self.alternatives)} can run on them" if self.alternatives else ""
+            lines.append(f"skipping {len(self.skipped)}: {names}{hint}")
+        return lines
+
+    def require(self) -> list[Trace]:
+        """The runnable traces; an error naming the estimator when there are none."""
+        if not self.runnable:
+            total = len(self.runnable) + len(self.skipped)
+            raise RredcotError(f"estimator {self.estimator.name!r} cannot run on any of the {total} traces")
+        return self.runnable
+
+
+def check_traces(traces: list[Trace], estimator: ValueEstimator, strict: bool = False) -> TraceCheck:
+    """What ``estimator`` can run on among ``traces``; with ``strict``, an error when it cannot run on all."""
+    (report,) = check_all([estimator], traces, strict)
+    runnable = set(report.runnable)
+    skipped = [trace for index, trace in enumerate(traces) if index not in runnable]
+    alternatives = [n for n in estimators.names() if not any(estimators.get(n)().missing(t) for t in skipped)]
+    return TraceCheck(estimator, report, [traces[i] for i in report.runnable], skipped, alternatives if skipped else [])
+
+
+def analyze_traces(
+    analyzer: Analyzer,
+    traces: Iterable[Trace],
+    segmenter: Segmenter,
+    estimator: ValueEstimator,
+    progress_for: Callable[[Trace], ProgressFn | None] = lambda _trace: None,
+) -> Iterator[AnalysisResult]:
+    """Each trace's analysis in turn (``progress_for(trace)`` reports on its scoring), as it finishes."""
+    for trace in traces:
+        yield analyzer.analyze(trace, segmenter, estimator, progress=progress_for(trace))
+
+
+def write_results(results: list[AnalysisResult], path: Path) -> None:
+    """``.csv``: one row per segment (``AnalysisResult.export_rows``); else JSON lines, one record per trace
+    (``AnalysisResult.record``)."""
+    if path.suffix == ".csv":
+        with atomic_write(path, newline="") as sink:
+            writer = None
+            for row in (row for result in results for row in result.export_rows()):
+                if writer is None:
+                    writer = csv.DictWriter(sink, fieldnames=list(row))
+                    writer.writeheader()
+                writer.writerow(row)
+    else:
+        with atomic_write(path) as sink:
+            for result in results:
+                sink.write(json.dumps(result.record(), ensure_ascii=False) + "\n")

@@ -20,6 +20,7 @@ from rredcot_viz.attribution.cached import attribute_cached
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import UnknownNameError
 from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators.montecarlo import MonteCarloEstimator
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.segmenters.base import Segmentation, Segmenter
 from rredcot_viz.traces.trace import Trace
@@ -96,7 +97,7 @@ def compare(
             )
         else:
             if segmentation is None:
-                analyzer.context(trace).stats  # noqa: B018  (one pass for the entropies the segmenter needs)
+                analyzer.context(trace).score_stats()  # one pass for the entropies the segmenter needs
                 segmentation = analyzer.segment(trace, segmenter)
             attribution = attributions.get(name)(**options.get(name, {}))
             scores = attribute_cached(analyzer, trace, segmentation, attribution, progress.get(name))
@@ -153,6 +154,6 @@ def run_monte_carlo(
     analyzer: Analyzer, trace: Trace, segmenter: Segmenter, options: dict[str, Any], progress: ProgressFn | None = None
 ) -> None:
     """Draw Monte Carlo's rollouts for ``compare`` (the slow part, run as a job) and keep what they cost."""
-    analysis = analyzer.analyze(trace, segmenter, estimators.get("mc")(**options), progress)
+    analysis = analyzer.analyze(trace, segmenter, MonteCarloEstimator(**options), progress)
     if analysis.cost.calls:
-        remember_cost(analyzer, trace, analysis.segmentation, "mc", options, analysis.cost)
+        remember_cost(analyzer, trace, analysis.segmentation, MonteCarloEstimator.name, options, analysis.cost)

@@ -1,4 +1,5 @@
-"""Evaluate first-error detectors on a step-labelled file, ProcessBench-style, and record the evaluation.
+"""Diagnose one trace (``diagnose_trace``, ``edit_and_rescore``: the Diagnose page), and evaluate first-error
+detectors on a step-labelled file, ProcessBench-style, and record the evaluation.
 
 ``eval-diagnosis`` and the Diagnose page's "Start an evaluation" both run ``run_evaluation``: the same
 seeded sample of records, the same automatic references, the same trivial baselines beside the detectors,
@@ -16,23 +17,89 @@ from typing import Any
 
 import numpy as np
 
-from rredcot_viz.diagnosis import Detector, detectors
-from rredcot_viz.diagnosis.capability import Capability, check_all
+from rredcot_viz.diagnosis import Detector, FirstError, detectors
+from rredcot_viz.diagnosis.capability import Capability, capability, check_all
 from rredcot_viz.diagnosis.processbench import Evaluation, Scores, baselines, evaluate
+from rredcot_viz.diagnosis.resample import EditResult, ResetConfig, edit_segment
 from rredcot_viz.diagnosis.step_verifier import calibrate_threshold
-from rredcot_viz.engine import AnalysisConfig, Analyzer
+from rredcot_viz.diagnosis.value_detectors import curve_estimator
+from rredcot_viz.diagnosis.verdicts import cached_verdict
+from rredcot_viz.engine import AnalysisConfig, AnalysisResult, Analyzer
 from rredcot_viz.errors import RredcotError
+from rredcot_viz.estimators import estimators
 from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.backends import Sampler
+from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.scoring import BoundaryCache, PromptConfig
-from rredcot_viz.segmenters import segmenters
+from rredcot_viz.segmenters import Segment, Segmenter, segmenters
 from rredcot_viz.settings import Settings, setting
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.references import attach_references
 from rredcot_viz.traces.trace import Trace
 
 Progress = Callable[[str, int, int], None]  # (detector, done, total)
+
+
+@dataclass
+class TraceDiagnosis:
+    """One trace under the chosen detectors: each verdict, what the trace lacks for the others, and the value
+    curve of the richest estimator it can feed beside them."""
+
+    segments: list[Segment]
+    verdicts: dict[str, FirstError]  # by the detector's label (naming the estimator an "auto" detector used)
+    lacking: dict[str, list[str]]  # detectors this trace cannot feed, with what it lacks (``traces.needs``)
+    curve: AnalysisResult | None  # None: the trace has no outcome, so no value curve
+    curve_estimator: str | None
+
+    @property
+    def curve_note(self) -> str | None:
+        """Why the curve comes from a poorer estimator than the richest (what the trace lacks), or why none."""
+        if self.curve_estimator is None:
+            return "No value curve: this trace has no outcome label and no reference answer to check its answer."
+        note = estimators.get(self.curve_estimator).fallback_note
+        return f"Values from `{self.curve_estimator}`: {note}" if note else None
+
+
+def detectors_lacking(trace: Trace, chosen: dict[str, Detector]) -> dict[str, list[str]]:
+    """The chosen detectors ``trace`` cannot feed, with what it lacks (checked on its fields, no model)."""
+    return {name: detector.missing(trace) for name, detector in chosen.items() if detector.missing(trace)}
+
+
+def diagnose_trace(
+    analyzer: Analyzer,
+    trace: Trace,
+    segmenter: Segmenter,
+    chosen: dict[str, Detector],
+    progress: ProgressFn | None = None,
+) -> TraceDiagnosis:
+    """Every chosen detector that ``trace`` can feed (verdicts from the store when seen before: a detector that
+    samples is not asked again), and the value curve of the richest estimator the trace has."""
+    lacking = detectors_lacking(trace, chosen)
+    estimator_name = curve_estimator(trace)
+    curve = analyzer.analyze(trace, segmenter, estimators.get(estimator_name)(), progress) if estimator_name else None
+    analyzer.context(trace).score_stats()  # entropies for the segmenter
+    segments = analyzer.segment(trace, segmenter).segments
+    verdicts = {
+        capability(detector, [trace]).label: cached_verdict(analyzer, trace, segmenter, detector, progress)
+        for name, detector in chosen.items()
+        if name not in lacking
+    }
+    return TraceDiagnosis(segments, verdicts, lacking, curve, estimator_name)
+
+
+def edit_and_rescore(
+    analyzer: Analyzer,
+    trace: Trace,
+    segmenter: Segmenter,
+    index: int,
+    new_text: str,
+    config: ResetConfig,
+) -> EditResult:
+    """Segment ``index`` (1-based) replaced by ``new_text`` (off-policy), both traces' R-hat (toward the reference
+    answer, else toward the trace's own answer) and on-policy continuations after the edit."""
+    estimator = estimators.get("answer_only" if trace.reference_answer else "own_answer")()
+    return edit_segment(analyzer, trace, segmenter, index, new_text, estimator, config)
 
 
 @dataclass(frozen=True)

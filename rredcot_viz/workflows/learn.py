@@ -139,6 +139,56 @@ def reading_notes(
     return notes
 
 
+RREDCOT_STYLE, GRPO_UNIFORM = "RREDCoT-style", "GRPO (uniform)"
+
+
+@dataclass
+class Lesson:
+    """What the Learn page shows for one setting of its sliders, each series under the label it is shown with."""
+
+    values: dict[str, np.ndarray]  # the partial chains' values: true V, RREDCoT's Q-hat, v-hat alone
+    credits: dict[str, np.ndarray]  # credit per step: optimal sigma*, Monte Carlo's mean, RREDCoT-style, GRPO
+    errors: dict[str, list]  # ``credit_errors``: each method against the optimal redistribution
+    notes: list[str]  # ``reading_notes``: what these numbers show, in words
+
+
+def lesson(
+    p: tuple[float, ...],
+    recover: float,
+    first_error: int | None,
+    outcome: float,
+    rollouts: int,
+    answer_skill: float,
+    repeats: int = 300,
+    seed: int = 0,
+) -> Lesson:
+    """The toy chain with step probabilities ``p`` and ``recover``, one trajectory (its first flawed step, 0-based
+    or None, and outcome), and every method's values and credit: the exact optimum, Monte Carlo with
+    ``rollouts`` per state (mean and spread over ``repeats``), RREDCoT-style estimates and GRPO."""
+    mdp = ChainMDP(p, recover)
+    trajectory = Trajectory(mdp.k, first_error, outcome)
+    exact = optimal_redistribution(mdp, trajectory)
+    mc_mean, mc_std = monte_carlo_spread(mdp, trajectory, rollouts, repeats=repeats, seed=seed)
+    estimates = rredcot_values(mdp, trajectory, answer_skill)
+    sigma = redistribute(estimates["Q_hat"], "difference")
+    grpo = grpo_credit(trajectory)
+    true_v = true_values(mdp, trajectory)
+    mc_name = f"Monte Carlo, n={rollouts}"
+    errors = credit_errors(
+        exact, {GRPO_UNIFORM: grpo, mc_name: mc_mean, RREDCOT_STYLE: sigma}, mc_name, mc_std, rollouts
+    )
+    return Lesson(
+        values={
+            "true V": true_v,
+            "RREDCoT Q̂ = R̂ + v̂": estimates["Q_hat"],
+            "v̂ (reference path)": np.append(estimates["v_hat"], outcome),
+        },
+        credits={"optimal σ*": exact, f"MC (n={rollouts}), mean": mc_mean, RREDCOT_STYLE: sigma, "GRPO": grpo},
+        errors=errors,
+        notes=reading_notes(true_v, estimates, errors, RREDCOT_STYLE, GRPO_UNIFORM),
+    )
+
+
 def credit_errors(
     exact: np.ndarray, credits: dict[str, np.ndarray], mc_name: str, mc_std: np.ndarray, n: int
 ) -> dict[str, list]:

@@ -7,17 +7,21 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from rredcot_viz.engine.analyzer import AnalysisResult, Analyzer
 from rredcot_viz.errors import ConfigError
+from rredcot_viz.estimators import estimators
 from rredcot_viz.jobs import Cancelled
+from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.paths import data_dir
+from rredcot_viz.segmenters import segmenters
 from rredcot_viz.settings import setting_value
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.config import TrainConfig
@@ -210,3 +214,21 @@ def value_shift(base_values: np.ndarray, trained_values: np.ndarray) -> dict[str
         raise ConfigError("both curves must come from the same segmentation of the same trace")
     delta = trained_values - base_values
     return {"delta": delta, "largest_state": int(np.argmax(np.abs(delta))) + 1, "mean_abs": float(np.abs(delta).mean())}
+
+
+@dataclass
+class ValueChange:
+    """One trace's value curve under the base model and under a trained checkpoint, on the same segments."""
+
+    before: AnalysisResult
+    after: AnalysisResult
+    shift: dict[str, Any]  # ``value_shift``: trained minus base per state, the largest and the mean |shift|
+
+
+def value_change(base: Analyzer, trained: Analyzer, trace: Trace, progress: ProgressFn | None = None) -> ValueChange:
+    """RREDCoT's values of ``trace`` (the default hybrid segmenter and rredcot estimator) under both models: the
+    text is the same, so only the values the model assigns to it can move."""
+    segmenter, estimator = segmenters.get("hybrid")(), estimators.get("rredcot")()
+    before = base.analyze(trace, segmenter, estimator, progress)
+    after = trained.analyze(trace, segmenter, estimator, progress)
+    return ValueChange(before, after, value_shift(before.values.values, after.values.values))

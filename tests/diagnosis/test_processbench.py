@@ -80,7 +80,7 @@ def test_evaluation_harness_on_planted_errors():
 @pytest.mark.parametrize("name", ["sentence", "hybrid"])
 def test_segment_predictions_map_onto_the_dataset_steps(tiny, name):
     an = Analyzer(tiny, AnalysisConfig(boundaries="states"))
-    an.context(RECORD).stats  # noqa: B018  (entropies for the hybrid segmenter)
+    an.context(RECORD).score_stats()  # entropies for the hybrid segmenter
     segmentation = an.segment(RECORD, segmenters.get(name)())
     spans = RECORD.step_spans()
     for index, segment in enumerate(segmentation.segments):

@@ -52,7 +52,7 @@ def test_trainer_and_analyzer_give_the_same_segments_and_sigma(policy, estimator
     )
     analyzer = Analyzer(policy, AnalysisConfig(variant="exact_sum"))
     result = analyzer.analyze(trace, segmenters.get("hybrid")(k=3), estimators.get(estimator)())
-    entropies = analyzer.context(trace).stats.entropies
+    entropies = analyzer.context(trace).score_stats().entropies
 
     prompt_ids = policy.encode_prompt(prompt_text)
     ids = policy.encode(TEXT)
@@ -112,7 +112,7 @@ def test_without_recorded_entropies_the_rollout_is_cut_with_those_of_the_credit_
     group_sigmas(policy, CreditConfig(segments=3), estimators.get("answer_only")(), rollout.prompt_ids, [rollout],
                  PROBLEM)  # fmt: skip
     assert rollout.segments == list(itertools.pairwise(result.segmentation.state_prefixes))
-    np.testing.assert_allclose(rollout.info["entropies"], analyzer.context(trace).stats.entropies, atol=1e-5)
+    np.testing.assert_allclose(rollout.info["entropies"], analyzer.context(trace).score_stats().entropies, atol=1e-5)
     blind = TrainRollout(rollout.prompt_ids, ids, PROSE, 1.0, 0)
     segment_rollout(policy, blind, CreditConfig(segments=3))
     assert blind.segments != rollout.segments

@@ -3,16 +3,26 @@ one job per scoring work, shared by settings that reuse its scores."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import numpy as np
+import pytest
 
 from rredcot_viz.engine import AnalysisConfig, Analyzer
+from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.jobs import JobManager
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
-from rredcot_viz.workflows.analyze import AnalysisWork, provenance, start
+from rredcot_viz.workflows.analyze import (
+    AnalysisWork,
+    analyze_traces,
+    check_traces,
+    provenance,
+    start,
+    write_results,
+)
 
 TRACE = Trace(
     question="Tom has 3 apples and buys 5 more. How many apples does he have?",
@@ -75,6 +85,34 @@ def test_settings_that_reuse_the_scores_share_one_job(tiny):
         assert jobs.wait(first).status == "done" and work(analyzer, k=3).pending == 0
     finally:
         jobs.shutdown()
+
+
+def test_check_traces_names_the_skipped_and_what_could_run_them():
+    bare = Trace("q", "I think it is \\boxed{4}.", correct=False)  # an outcome and an answer, no reference
+    check = check_traces([TRACE, bare], estimators.get("rredcot")())
+    assert check.runnable == [TRACE] and check.skipped == [bare]
+    assert check.alternatives == ["own_answer", "uniform"]
+    assert check.lines()[0].startswith("capability check: rredcot: runs on 1 of 2 records; 1 lack a reference")
+    assert check.lines()[1].endswith("--estimator own_answer or uniform can run on them")
+    with pytest.raises(RredcotError, match="cannot run on any of the 1 traces"):
+        check_traces([bare], estimators.get("rredcot")()).require()
+    with pytest.raises(RredcotError, match="--strict"):
+        check_traces([TRACE, bare], estimators.get("rredcot")(), strict=True)
+
+
+def test_results_are_written_as_json_lines_or_one_csv_row_per_segment(tiny, tmp_path):
+    analyzer = fresh(tiny)
+    segmenter, estimator = segmenters.get("line")(), estimators.get("answer_only")()
+    (result,) = analyze_traces(analyzer, [TRACE], segmenter, estimator)
+    write_results([result], tmp_path / "out.jsonl")
+    (record,) = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert record["k"] == 2 and record["estimator"] == "answer_only" and record["trace_hash"] == TRACE.content_hash
+    np.testing.assert_allclose(record["sigma"], result.sigma)
+    assert [s["text"] for s in record["segments"]] == ["Tom starts with 3 apples.\n", "He buys 5 more, so 3 + 5 = 8.\n"]
+    write_results([result], tmp_path / "out.csv")
+    rows = list(csv.DictReader((tmp_path / "out.csv").open(encoding="utf-8")))
+    assert [int(r["segment"]) for r in rows] == [1, 2] and rows[1]["text"] == "He buys 5 more, so 3 + 5 = 8."
+    assert sum(float(r["sigma"]) for r in rows) == pytest.approx(result.sigma.sum())
 
 
 def test_exported_rows_carry_the_whole_text_the_model_fingerprint_and_the_settings(tiny):

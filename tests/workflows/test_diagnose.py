@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from planted import RECORD, STEP_RECORDS
 from toy import ToyLanguageModel
 
+from rredcot_viz.diagnosis import NO_ERROR, detectors
+from rredcot_viz.diagnosis.resample import ResetConfig
 from rredcot_viz.diagnosis.verdicts import evaluation_runs, load_evaluation
+from rredcot_viz.engine import Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.jobs import Cancelled
+from rredcot_viz.segmenters import segmenters
 from rredcot_viz.store import Store
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.workflows.diagnose import (
@@ -19,6 +24,8 @@ from rredcot_viz.workflows.diagnose import (
     EvaluationRequest,
     RecordSelection,
     calibrate_verifier,
+    diagnose_trace,
+    edit_and_rescore,
     plan_evaluation,
     run_evaluation,
     sample_shortfall,
@@ -152,3 +159,30 @@ def test_a_sample_the_file_cannot_fill_is_named():
         "asked for a sample of 9 records; the file has 5, so all are evaluated"
     )
     assert sample_shortfall(errors, RecordSelection()) is None
+
+
+WRONG = Trace("What is 2 + 3?", "2 + 3 = 5.\nSo it is 6.\nThe answer is \\boxed{6}.", reference_answer="5")
+
+
+def test_a_trace_is_diagnosed_by_the_detectors_it_can_feed_beside_its_richest_value_curve(tiny):
+    chosen = {"min_sigma": detectors.get("min_sigma")(), "value_drop": detectors.get("value_drop")(estimator="rredcot")}
+    diagnosis = diagnose_trace(Analyzer(tiny), WRONG, segmenters.get("line")(), chosen)
+    assert diagnosis.lacking == {"value_drop": ["reference_solution"]}  # asked for rredcot: needs a solution
+    assert list(diagnosis.verdicts) == ["min_sigma[answer_only]"]  # auto: the richest the trace can feed
+    assert diagnosis.curve_estimator == "answer_only" and diagnosis.curve.outcome == 0.0
+    assert diagnosis.curve_note.startswith("Values from `answer_only`: this trace has a reference answer but no")
+    verdict = diagnosis.verdicts["min_sigma[answer_only]"]
+    assert len(diagnosis.segments) == diagnosis.curve.k == len(verdict.scores) == 2
+    assert verdict.prediction in (NO_ERROR, int(np.argmin(diagnosis.curve.sigma)))
+    bare = diagnose_trace(Analyzer(tiny), Trace("q", "Some text.\nMore text."), segmenters.get("line")(), {})
+    assert bare.curve is None and bare.curve_note.startswith("No value curve: this trace has no outcome label")
+
+
+def test_an_edit_is_rescored_toward_the_reference_answer_else_the_trace_s_own(tiny):
+    config = ResetConfig(suffixes=1, max_new_tokens=4)
+    edited = edit_and_rescore(Analyzer(tiny), WRONG, segmenters.get("line")(), 2, "So it is 5.\n", config)
+    assert edited.original.values.estimator == edited.edited.values.estimator == "answer_only"
+    assert "So it is 5." in edited.edited_trace.cot and len(edited.continuations) == 1
+    own = Trace("What is 2 + 3?", "2 + 3 = 5.\nSo it is 6.\nThe answer is \\boxed{6}.", correct=False)
+    with pytest.raises(RredcotError, match="estimator 'own_answer' needs an outcome"):  # the edit drops the label
+        edit_and_rescore(Analyzer(tiny), own, segmenters.get("line")(), 2, "So it is 5.\n", config)

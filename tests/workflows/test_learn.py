@@ -12,6 +12,7 @@ from rredcot_viz.workflows.learn import (
     Trajectory,
     credit_errors,
     grpo_credit,
+    lesson,
     monte_carlo_spread,
     optimal_redistribution,
     reading_notes,
@@ -87,3 +88,15 @@ def test_reading_notes_say_what_the_numbers_show():
         assert f"exceeds the true V at s2, s3, s4 (s4: {q_top} vs 0.81)" in notes[0]
         assert notes[1] == "v̂ alone never exceeds the true V here: it counts only the reference path."
         assert f"errs by {ours} per step on average, {'below' if better else 'above'} GRPO's 0.1098" in notes[2]
+
+
+def test_a_lesson_is_every_method_on_one_trajectory():
+    shown = lesson(MDP.p, MDP.recover, first_error=1, outcome=0.0, rollouts=4, answer_skill=0.1, repeats=50)
+    trajectory = Trajectory(3, 1, 0.0)
+    np.testing.assert_allclose(shown.values["true V"], true_values(MDP, trajectory))
+    np.testing.assert_allclose(shown.credits["optimal σ*"], optimal_redistribution(MDP, trajectory))
+    np.testing.assert_allclose(shown.credits["GRPO"], [0.0, 0.0, 0.0])
+    assert shown.values["v̂ (reference path)"][-1] == 0.0  # the outcome closes every curve
+    assert shown.errors["method"] == ["GRPO (uniform)", "Monte Carlo, n=4", "RREDCoT-style"]
+    assert shown.errors["model samples needed"] == [0, 12, 0]
+    assert shown.notes[-1].startswith("RREDCoT-style credit errs by")

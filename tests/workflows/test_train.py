@@ -5,9 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny import tiny_lm
 
+from rredcot_viz.engine import Analyzer
 from rredcot_viz.errors import ConfigError
+from rredcot_viz.estimators import estimators
+from rredcot_viz.segmenters import segmenters
 from rredcot_viz.store import Store
+from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training import TrainConfig, builtin_split, config_for
 from rredcot_viz.training.sampler import problem_prompt
 from rredcot_viz.workflows.train import (
@@ -17,6 +22,7 @@ from rredcot_viz.workflows.train import (
     stored_run,
     trained_policy,
     training_runs,
+    value_change,
     value_shift,
 )
 
@@ -78,6 +84,18 @@ def test_value_shift():
     assert shift["largest_state"] == 2 and shift["mean_abs"] == pytest.approx(0.4 / 3)
     with pytest.raises(ConfigError, match="same segmentation"):
         value_shift(np.zeros(3), np.zeros(4))
+
+
+def test_value_change_scores_one_segmentation_under_both_models(tiny):
+    trace = Trace("What is 2 + 3?", "2 + 3 = 5.\nSo it is 5.\nThe answer is \\boxed{5}.", reference_answer="5",
+                  reference_solution="2 + 3 = 5, \\boxed{5}", correct=True)  # fmt: skip
+    other = tiny_lm(seed=1)
+    change = value_change(Analyzer(tiny), Analyzer(other), trace)
+    assert change.before.segmentation.cuts == change.after.segmentation.cuts  # the same tokenizer and text
+    expected = Analyzer(other).analyze(trace, segmenters.get("hybrid")(), estimators.get("rredcot")()).values.values
+    np.testing.assert_allclose(change.after.values.values, expected)
+    np.testing.assert_allclose(change.shift["delta"], expected - change.before.values.values)
+    assert not np.allclose(change.shift["delta"][:-1], 0.0)  # two random models value the prefixes differently
 
 
 def test_a_stopped_run_keeps_its_state_and_resumes(tiny, config, tmp_path):
