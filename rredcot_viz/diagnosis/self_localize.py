@@ -77,8 +77,15 @@ def localisation_prompt(question: str, steps: list[str], variant: str, answer: s
 
 def parse_localisation(reply: str, n: int, allow_none: bool = True) -> int:
     """1-based step, or 0 for "no error" (only when ``allow_none``); METHOD.md's parsing rules."""
+    return localisation_rule(reply, n, allow_none)[0]
+
+
+def localisation_rule(reply: str, n: int, allow_none: bool = True) -> tuple[int, str]:
+    """``parse_localisation``'s step and the rule that gave it: ``box`` (the last ``\\boxed{}`` names a step
+    in range or 0), ``step`` (the last "Step N" in range), ``fallback`` (neither: step 1) or ``empty`` (no
+    reply: max(1, n // 2)), so a caller can count the replies that did not parse."""
     if not reply.strip():
-        return max(1, n // 2)
+        return max(1, n // 2), "empty"
     boxes = find_boxed(reply)
     if boxes:
         start, end = boxes[-1]
@@ -86,13 +93,13 @@ def parse_localisation(reply: str, n: int, allow_none: bool = True) -> int:
         if re.fullmatch(r"[+-]?\d+", content):
             value = int(content)
             if value == 0:  # "no error"; in training it is clamped to step 1, the empty prefix (METHOD.md)
-                return 0 if allow_none else 1
+                return (0 if allow_none else 1), "box"
             if 1 <= value <= n:
-                return value
+                return value, "box"
     for match in reversed(list(re.finditer(r"[Ss]tep\s+(\d+)", reply))):
         if 1 <= int(match.group(1)) <= n:
-            return int(match.group(1))
-    return 1
+            return int(match.group(1)), "step"
+    return 1, "fallback"
 
 
 @detectors.register("self_localize", aliases=("srpo_self",))
