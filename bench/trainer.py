@@ -9,17 +9,25 @@ RREDCoT runs with the default coupling (``value_baseline``, gae_lambda 1) and, b
 
 Also measured on the RREDCoT runs' own groups, every step:
 - the mean advantage of the tokens of non-final segments of correct and of failed rollouts (sign check);
-- ``uninformative_max_diff``: the same groups coupled with a constant estimator (Q-hat flat over each rollout)
-  against GRPO's advantages; 0 up to rounding is the invariant (METHOD.md §5).
+- ``uninformative_max_diff`` (the first ``--flat-check-steps`` steps of each seed): the same groups credited again
+  by the trainer's own credit path (plan, packed scoring, ``combine``, redistribution, coupling) with an
+  estimator whose values are a constant, against GRPO's advantages; 0 up to rounding is the invariant
+  (METHOD.md §5), and a wrong segment-to-token mapping, sign or baseline in that path would show here.
+And on the SRPO and RRPO runs, from their step metrics: the share of resets that started from an empty prefix
+(``reset_empty_prefix_share``, target <= 0.25), the mean share of the parent kept, and SRPO's localiser parse
+rate (last box names a step) with the share that got the fallback step.
 
 Writes ``bench/out/trainer_curves.csv`` and ``.png`` (mean over seeds with a min-max band). Last line:
 ``start_acc grpo_final rredcot_final srpo_final rrpo_final rredcot_minus_grpo correct_nonfinal_adv
-failed_nonfinal_adv uninformative_max_diff rredcot_over_grpo_step_time`` (+ the gae 0.5 run's final).
+failed_nonfinal_adv uninformative_max_diff rredcot_over_grpo_step_time`` (+ the gae 0.5 run's final), then the
+reset figures ``reset_empty_prefix_share`` (SRPO and RRPO pooled, and each), ``reset_prefix_fraction``,
+``localiser_parse_rate``, ``localiser_fallback_share`` and ``localiser_fallback`` (the rule).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import itertools
 import time
@@ -29,14 +37,16 @@ from dataclasses import dataclass
 import numpy as np
 from workers import model_pool, worker_model
 
-from rredcot_viz.estimators.coupling import grpo_advantages, segment_advantages, token_advantages
-from rredcot_viz.estimators.redistribution import redistribute
+from rredcot_viz.estimators.base import ValueEstimator
+from rredcot_viz.estimators.coupling import grpo_advantages
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import PROJECT_ROOT
 from rredcot_viz.training import Trainer, builtin_split, quick
+from rredcot_viz.training.credit import couple_group, credit_estimator, group_sigmas
 from rredcot_viz.training.rollouts import Group
+from rredcot_viz.types import StateValues
 
 OUT = PROJECT_ROOT / "bench" / "out"
 RUNS = {  # row name -> (method, config overrides)
@@ -48,38 +58,83 @@ RUNS = {  # row name -> (method, config overrides)
 }
 
 
+class FlatValues:
+    """Wraps an estimator so that its values are a constant (0.5 at every state, the reward at the end): the
+    planning and scoring still run, only the values are replaced."""
+
+    def __init__(self, estimator: ValueEstimator):
+        self.estimator = estimator
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.estimator, name)
+
+    def combine(self, series: list, scores: dict, n_states: int, outcome: float) -> StateValues:
+        result = self.estimator.combine(series, scores, n_states, outcome)
+        result.values = np.append(np.full(n_states - 1, 0.5), outcome)
+        return result
+
+
 class CreditProbe:
     """Collects, from the RREDCoT run's groups, non-final segment advantages and the flat-estimator check."""
 
-    def __init__(self) -> None:
+    def __init__(self, flat_check_steps: int = 0) -> None:
         self.nonfinal: dict[float, list[float]] = {1.0: [], 0.0: []}
         self.flat_max_diff = 0.0
-        self.groups = 0
+        self.flat_groups = 0
+        self.flat_check_steps = flat_check_steps
 
-    def __call__(self, metrics: dict, groups: list[Group]) -> None:
+    def __call__(self, trainer: Trainer, metrics: dict, groups: list[Group]) -> None:
         for group in groups:
-            rollouts = group.rollouts
-            rewards = np.array([r.reward for r in rollouts])
-            for r in rollouts:
+            for r in group.rollouts:
                 for a, b in r.segments[:-1]:
                     self.nonfinal[r.reward].extend(r.token_advantages[max(a, r.suffix_start) : b].tolist())
-            flat = [redistribute(np.append(np.full(len(r.segments), 0.5), r.reward)) for r in rollouts]
-            coupled = segment_advantages(flat, rewards, "value_baseline")
-            for r, segment_adv, grpo in zip(rollouts, coupled, grpo_advantages(rewards), strict=True):
-                tokens = token_advantages(segment_adv, r.segments, len(r.completion_ids), float(grpo))
-                self.flat_max_diff = max(self.flat_max_diff, float(np.abs(tokens - grpo).max(initial=0.0)))
-            self.groups += 1
+            if metrics["step"] <= self.flat_check_steps:
+                self.flat_check(trainer, group)
+
+    def flat_check(self, trainer: Trainer, group: Group) -> None:
+        """The group credited again by the trainer's credit path with constant values, against GRPO."""
+        credit = trainer.config.credit
+        problem = trainer.credit.problems[group.problem_index]
+        rollouts = copy.deepcopy(group.rollouts)
+        flat = FlatValues(credit_estimator(credit, problem))
+        prompt = trainer.credit.prompt_ids(problem)
+        sigmas = group_sigmas(trainer.credit.policy, credit, flat, prompt, rollouts, problem)  # type: ignore[arg-type]
+        couple_group(rollouts, sigmas, credit)
+        grpo = grpo_advantages(np.array([r.reward for r in rollouts]))
+        for r, baseline in zip(rollouts, grpo, strict=True):
+            self.flat_max_diff = max(self.flat_max_diff, float(np.abs(r.token_advantages - baseline).max(initial=0.0)))
+        self.flat_groups += 1
 
     def merge(self, other: CreditProbe) -> None:
         """Add another seed's observations (each seed probes its own RREDCoT run)."""
         for outcome, values in other.nonfinal.items():
             self.nonfinal[outcome].extend(values)
         self.flat_max_diff = max(self.flat_max_diff, other.flat_max_diff)
-        self.groups += other.groups
+        self.flat_groups += other.flat_groups
 
     def mean(self, outcome: float) -> float:
         values = self.nonfinal[outcome]
         return float(np.mean(values)) if values else float("nan")
+
+
+RESET_FIGURES = (
+    "reset_empty_prefix_share",
+    "reset_prefix_fraction",
+    "localiser_parse_rate",
+    "localiser_fallback_share",
+)
+
+
+def reset_figures(steps: list[dict]) -> dict[str, float]:
+    """The reset figures of a run's step metrics, each step weighted by its reset groups."""
+    weights = np.array([m.get("reset_groups", 0) for m in steps], dtype=float)
+    figures = {"reset_groups": float(weights.sum())}
+    for name in RESET_FIGURES:
+        rows = [(m[name], w) for m, w in zip(steps, weights, strict=True) if name in m and w > 0]
+        if rows:
+            values, counts = np.array(rows).T
+            figures[name] = float(np.average(values, weights=counts))
+    return figures
 
 
 @dataclass
@@ -92,6 +147,7 @@ class SeedResult:
     paired: list[float]
     probe: CreditProbe
     wall_s: float
+    steps: dict[str, list[dict]]  # each run's step metrics
 
 
 def run_seed(lm: LanguageModel, seed: int, args: argparse.Namespace, runs: list[str]) -> SeedResult:
@@ -108,13 +164,15 @@ def run_seed(lm: LanguageModel, seed: int, args: argparse.Namespace, runs: list[
     started = time.perf_counter()
     start_accuracy = next(iter(trainers.values())).evaluate()  # the same base model and seeds for every run
     evals = {name: [(0, start_accuracy)] for name in runs}
-    result = SeedResult(seed, evals, {name: [] for name in runs}, [], CreditProbe(), 0.0)
+    probe = CreditProbe(args.flat_check_steps)
+    result = SeedResult(seed, evals, {name: [] for name in runs}, [], probe, 0.0, {name: [] for name in runs})
     for step in range(1, args.steps + 1):
         for name, trainer in trainers.items():
             metrics, groups = trainer.train_step()
             result.seconds[name].append(metrics["seconds"])
+            result.steps[name].append(metrics)
             if name == "rredcot":
-                result.probe(metrics, groups)
+                result.probe(trainer, metrics, groups)
             if step % args.eval_every == 0 or step == args.steps:
                 result.evals[name].append((step, trainer.evaluate()))
         if {"rredcot", "grpo"} <= set(runs):
@@ -147,6 +205,9 @@ def main() -> None:
     parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated rows of {', '.join(RUNS)}")
     parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(CATALOGUE))
     parser.add_argument(
+        "--flat-check-steps", type=int, default=3, help="steps per seed whose RREDCoT groups are re-credited flat"
+    )
+    parser.add_argument(
         "--workers", type=int, default=1, help="processes running seeds (one thread each; 1 = this process)"
     )
     args = parser.parse_args()
@@ -155,12 +216,14 @@ def main() -> None:
     rows, step_times = [], {name: [] for name in runs}
     curves: dict[str, list[list[float]]] = {name: [] for name in runs}
     probe = CreditProbe()
+    steps: dict[str, list[dict]] = {name: [] for name in runs}
     started_all = time.perf_counter()
     paired: list[float] = []  # rredcot / grpo seconds of the same step, run back to back
     for result in seed_results(args, runs):
         paired += result.paired
         probe.merge(result.probe)
         for name in runs:
+            steps[name] += result.steps[name]
             step_times[name].extend(result.seconds[name])
             curves[name].append([acc for _, acc in result.evals[name]])
             rows += [
@@ -192,7 +255,24 @@ def main() -> None:
     print(
         f"RREDCoT non-final segment tokens: correct {probe.mean(1.0):+.3f} (n={len(probe.nonfinal[1.0])}), "
         f"failed {probe.mean(0.0):+.3f} (n={len(probe.nonfinal[0.0])}); flat-estimator max |A - A_grpo| "
-        f"{probe.flat_max_diff:.1e} over {probe.groups} groups"
+        f"{probe.flat_max_diff:.1e} over {probe.flat_groups} groups (trainer's credit path, constant values)"
+    )
+    resets = {name: reset_figures(steps[name]) for name in ("srpo", "rrpo") if name in runs}
+    for name, figures in resets.items():
+        print(f"{name} resets: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()))
+    pooled = reset_figures([m for name in resets for m in steps[name]])
+    fallback = quick("srpo").localizer_fallback
+    reset_line = (
+        f"reset_empty_prefix_share={pooled.get('reset_empty_prefix_share', float('nan')):.3f} "
+        + "".join(
+            f"{name}_reset_empty_prefix_share={resets[name].get('reset_empty_prefix_share', float('nan')):.3f} "
+            for name in resets
+        )
+        + f"reset_prefix_fraction={pooled.get('reset_prefix_fraction', float('nan')):.3f} "
+        + f"reset_groups={int(pooled['reset_groups'])} "
+        + f"localiser_parse_rate={resets.get('srpo', {}).get('localiser_parse_rate', float('nan')):.3f} "
+        + f"localiser_fallback_share={resets.get('srpo', {}).get('localiser_fallback_share', float('nan')):.3f} "
+        + f"localiser_fallback={fallback}"
     )
     get = lambda name: finals.get(name, float("nan"))  # noqa: E731
     ratio = float(np.median(paired)) if paired else float("nan")
@@ -208,7 +288,7 @@ def main() -> None:
         f"rredcot_minus_grpo={get('rredcot') - get('grpo'):+.3f} correct_nonfinal_adv={probe.mean(1.0):.3f} "
         f"failed_nonfinal_adv={probe.mean(0.0):.3f} uninformative_max_diff={probe.flat_max_diff:.2e} "
         f"rredcot_over_grpo_step_time={ratio:.2f} rredcot_gae05_final={get('rredcot_gae0.5'):.3f} "
-        f"seeds={args.seeds} steps={args.steps}"
+        f"seeds={args.seeds} steps={args.steps} {reset_line}"
     )
 
 

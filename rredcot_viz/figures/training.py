@@ -25,6 +25,10 @@ METRIC_TITLES = {
     "entropy": "entropy per token",
     "kl": "KL to the starting policy",
     "seconds": "seconds per step",
+    "reset_empty_prefix_share": "share of resets from an empty prefix (RRPO/SRPO)",
+    "reset_prefix_fraction": "share of the parent kept by a reset (RRPO/SRPO)",
+    "localiser_parse_rate": "share of localiser replies whose last box names a step (SRPO)",
+    "clip_fraction": "share of trained tokens the PPO clip binds on",
 }
 
 ROW_STYLE = """<style>
@@ -149,9 +153,10 @@ def advantage_rows(records: Sequence[dict[str, Any]], relative: bool = False) ->
         )
         parent = members[0].get("parent")
         if parent:
-            step = members[0].get("reset_step")
+            step, steps = members[0].get("reset_step"), members[0].get("reset_steps", "?")
             row = rollout_row({**parent, "segment_advantages": []}, scale, "failed parent")
-            parts.append(f'<div class="rc-parent" title="reset at segment {step}: not trained on">{row}</div>')
+            title = f"reset at step {step} of {steps}: not trained on"
+            parts.append(f'<div class="rc-parent" title="{title}">{row}</div>')
         parts.extend(rollout_row(record, scale, f"{name} {i}") for i, record in enumerate(members, start=1))
     parts.append("</div>")
     return "".join(parts)

@@ -64,9 +64,12 @@ class TrainConfig(Settings):
     steps: int = setting(30, "training steps (with a resume: train up to this step)", low=1)
     prompts_per_step: int = setting(1, "problems drawn per step, each with its own group of rollouts", low=1)
     group_size: int = setting(8, "rollouts per problem (G); a group needs at least 2 for a baseline", low=2)
-    loss: str = setting("ppo_clip", "PPO clipped surrogate with a token mean (METHOD.md §5), or SRPO's REINFORCE",
-                        choices=LOSSES)  # fmt: skip
+    loss: str = setting("ppo_clip", "PPO clipped surrogate with a token mean (METHOD.md §5), or SRPO's REINFORCE "
+                        "(sequence mean of token means)", choices=LOSSES)  # fmt: skip
     clip_eps: float = setting(0.2, "PPO clip range", low=0.0, high=1.0, advanced=True)
+    ppo_epochs: int = setting(1, "optimiser steps on each step's rollouts; the PPO ratio is to the policy that "
+                              "sampled them, so with 1 it is 1 and the clip never binds", low=1,
+                              advanced=True)  # fmt: skip
     kl_beta: float = setting(0.0, "weight of the KL penalty to the starting policy (0 = off)", low=0.0, advanced=True)
     learning_rate: float = setting(5e-5, "AdamW learning rate", low=1e-9)
     weight_decay: float = setting(0.01, "AdamW weight decay", low=0.0, advanced=True)

@@ -45,12 +45,15 @@ def quick(method: str = "grpo", **overrides: Any) -> TrainConfig:
 
 
 def paper(method: str = "grpo", **overrides: Any) -> TrainConfig:
-    """The SRPO paper's settings (arXiv 2605.25507 §9.6): 32 prompts x 8 rollouts, LoRA rank 64, lr 5e-5."""
+    """The SRPO paper's settings (arXiv 2605.25507 §9.6): 32 prompts x 8 rollouts, LoRA rank 64, lr 5e-5; SRPO's
+    localiser falls back to step 1 as the official code. The loss is each method's default in every preset: the
+    PPO clipped surrogate (token mean) for GRPO and RREDCoT-GRPO, the sequence-mean REINFORCE loss for SRPO and
+    RRPO (METHOD.md §9.4)."""
     settings: dict[str, Any] = dict(
         prompts_per_step=32, group_size=8, lora_rank=64, lora_alpha=64, max_new_tokens=5120, steps=24
     )
     if "localizer_max_tokens" in setting_names(method_config_type(method)):
-        settings["localizer_max_tokens"] = 4096
+        settings.update(localizer_max_tokens=4096, localizer_fallback="first")
     return config_for(method, **{**settings, **overrides})
 
 

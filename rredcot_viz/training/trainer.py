@@ -113,6 +113,7 @@ class Trainer:
             **estimator_counts(
                 [g.rollouts[0].info.get("credit_estimator") for g in groups if g.rollouts], config.credit
             ),
+            **self.method.step_metrics(groups),
             **{k: v for k, v in update.items() if k != "tokens"},
         }
         self.step += 1

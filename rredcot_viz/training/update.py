@@ -7,6 +7,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 from rredcot_viz.errors import ConfigError
@@ -78,7 +79,10 @@ class Learner:
         return logprobs, mask, entropy
 
     def update(self, rollouts: list[TrainRollout], loss: LossFn) -> dict[str, float]:
-        """One optimiser step on ``loss(logprobs, old_logprobs, advantages, mask, reference)``."""
+        """``config.ppo_epochs`` optimiser steps on ``loss(logprobs, old_logprobs, advantages, mask, reference)``,
+        ``old_logprobs`` fixed from before the first (the policy that sampled the rollouts), so from the second
+        step on the PPO ratio moves and its clip can bind. Loss, gradient norm and clip fraction are the means
+        over the steps; the entropy is the sampling policy's."""
         trained = [r for r in rollouts if len(r.completion_ids) > r.suffix_start]
         if not trained:
             return {"loss": 0.0, "grad_norm": 0.0, "entropy": 0.0, "tokens": 0, "clip_fraction": 0.0}
@@ -87,7 +91,6 @@ class Learner:
         advantages = torch.zeros(len(trained), width)
         for row, r in enumerate(trained):
             advantages[row, : len(r.completion_ids)] = torch.tensor(r.token_advantages, dtype=torch.float32)
-        logprobs, mask, entropy = self.logprobs(trained)
         reference = None
         if self.config.kl_beta > 0:
             with torch.no_grad():
@@ -96,19 +99,24 @@ class Learner:
                 else:
                     with self.model.disable_adapter():
                         reference = self.logprobs(trained)[0]
-        value, stats = loss(logprobs, logprobs.detach(), advantages.to(logprobs.device), mask, reference)
-        self.optimizer.zero_grad(set_to_none=True)
-        value.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.trainable, self.config.grad_clip)
-        self.optimizer.step()
+        old: torch.Tensor | None = None
+        steps: list[dict[str, float]] = []
+        for _ in range(self.config.ppo_epochs):
+            logprobs, mask, entropy = self.logprobs(trained)
+            if old is None:  # the first step's log-probs are the sampling policy's
+                old, sampled_entropy = logprobs.detach(), entropy
+            value, stats = loss(logprobs, old, advantages.to(logprobs.device), mask, reference)
+            self.optimizer.zero_grad(set_to_none=True)
+            value.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.trainable, self.config.grad_clip)
+            self.optimizer.step()
+            steps.append({"loss": float(value.detach()), "grad_norm": float(grad_norm), **stats})
         self.model.eval()
         tokens = float(mask.sum())
         return {
-            "loss": float(value.detach()),
-            "grad_norm": float(grad_norm),
-            "entropy": float((entropy * mask).sum() / max(tokens, 1.0)),
+            **{name: float(np.mean([s[name] for s in steps])) for name in steps[0]},
+            "entropy": float((sampled_entropy * mask).sum() / max(tokens, 1.0)),
             "tokens": int(tokens),
-            **stats,
         }
 
     def state(self) -> dict[str, Any]:

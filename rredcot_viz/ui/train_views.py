@@ -167,6 +167,9 @@ def step_inspector(store: Store, known: list[str], labels: dict[str, str]) -> No
     for column, name in zip(st.columns(4), ["reward_mean", "advantage_abs_mean", "loss", "seconds"], strict=True):
         if len(row) and name in row and pd.notna(row[name].iloc[0]):
             column.metric(METRIC_TITLES.get(name, name), f"{float(row[name].iloc[0]):.3f}")
+    notes = step_notes(row.iloc[0].to_dict() if len(row) else {}, stored_run(store, run)[0])
+    if notes:
+        st.caption(" · ".join(notes))
     st.html(advantage_rows(records, relative=relative))
     table = [
         {
@@ -179,6 +182,33 @@ def step_inspector(store: Store, known: list[str], labels: dict[str, str]) -> No
         for r in records
     ]
     st.dataframe(pd.DataFrame(table), hide_index=True, key="train_step_table")
+
+
+def step_notes(metrics: dict, config: TrainConfig) -> list[str]:
+    """What the step's numbers say about switches a method made: which estimator credited its groups, where
+    its resets landed, how often SRPO's localiser reply parsed and what the others got instead."""
+    present = {k: v for k, v in metrics.items() if pd.notna(v)}
+    notes = []
+    counts = {k.removeprefix("credit_groups_"): int(v) for k, v in present.items() if k.startswith("credit_groups_")}
+    if counts:
+        notes.append(
+            "groups credited by " + ", ".join(f"{name} {n}" for name, n in counts.items())
+            + " (answer_only: a problem without a reference solution, R-hat alone)"
+        )  # fmt: skip
+    if "reset_empty_prefix_share" in present:
+        notes.append(
+            f"{int(present['reset_groups'])} reset group(s): {present['reset_empty_prefix_share']:.0%} from an "
+            f"empty prefix (the question alone), {present['reset_prefix_fraction']:.0%} of the parent kept on average"
+        )
+    if "localiser_parse_rate" in present:
+        fallback = getattr(config, "localizer_fallback", "first")
+        rule = "a uniformly random step" if fallback == "random" else "step 1 (the empty prefix)"
+        notes.append(
+            f"localiser replies whose last box named a step: {present['localiser_parse_rate']:.0%}; the rest "
+            f"are read from their last 'Step N', and {present.get('localiser_fallback_share', 0.0):.0%} that name "
+            f"none get {rule}"
+        )
+    return notes
 
 
 def before_after(model_config: ModelConfig, known: list[str], labels: dict[str, str]) -> None:

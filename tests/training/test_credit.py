@@ -12,12 +12,14 @@ import pytest
 
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators.coupling import grpo_advantages
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training import CreditConfig
 from rredcot_viz.training.credit import (
     _prompt_packed_sigmas,
+    couple_group,
     credit_estimator,
     estimator_counts,
     group_sigmas,
@@ -204,3 +206,43 @@ def test_the_estimator_used_is_recorded_and_counted(policy):
         "credit_groups_answer_only": 2,
     }
     assert estimator_counts([None, None], CreditConfig()) == {}  # a method that credits nothing logs nothing
+
+
+class FlatValues:
+    """An estimator whose values are constant (0.5, then the reward); its series and scoring are the real one's."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def __getattr__(self, name):
+        return getattr(self.estimator, name)
+
+    def combine(self, series, scores, n_states, outcome):
+        result = self.estimator.combine(series, scores, n_states, outcome)
+        result.values = np.append(np.full(n_states - 1, 0.5), outcome)
+        return result
+
+
+def test_constant_values_through_the_credit_path_give_grpo_advantages(policy):
+    """METHOD.md §5's invariant, through the trainer's own path (segmenting, packed scoring, redistribution,
+    coupling): constant values give GRPO's advantage on every token; the real values do not."""
+    prompt = policy.encode_prompt(problem_prompt(policy, PROBLEM))
+    texts = [
+        TEXT,
+        "Tom has 3 apples.\nSo 3 + 5 = 7.\nThe answer is 7.",
+        "He buys 5 more.\nSo 3 + 5 = 8.\nThe answer is \\boxed{8}.",
+    ]
+    rewards = np.array([1.0, 0.0, 1.0])
+    credit = CreditConfig(segments=3)
+    grpo = grpo_advantages(rewards)
+
+    def advantages(estimator) -> list[np.ndarray]:
+        rollouts = [TrainRollout(prompt, policy.encode(t), t, r, 0) for t, r in zip(texts, rewards, strict=True)]
+        couple_group(rollouts, group_sigmas(policy, credit, estimator, prompt, rollouts, PROBLEM), credit)
+        assert all(len(r.segments) >= 2 for r in rollouts)
+        return [r.token_advantages for r in rollouts]
+
+    for tokens, baseline in zip(advantages(FlatValues(estimators.get("rredcot")())), grpo, strict=True):
+        assert tokens == pytest.approx(np.full(len(tokens), baseline), abs=1e-9)
+    real = advantages(estimators.get("rredcot")())
+    assert max(float(np.abs(t - b).max()) for t, b in zip(real, grpo, strict=True)) > 1e-5  # 2e-4 here

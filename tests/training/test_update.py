@@ -3,6 +3,7 @@ the shared prompt pass equal to one full sequence per rollout."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from rredcot_viz.training.loss import policy_loss
@@ -66,3 +67,17 @@ def test_shared_prompt_pass_equals_one_full_sequence_per_rollout(trainer_factory
     assert mask.tolist() == [[0, 0, 1, 1, 1], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0]]
     for got, want in zip(gradients(trainer.learner.logprobs(rollouts)[0]), gradients(one_by_one()), strict=True):
         torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("epochs", [1, 4])
+def test_the_clip_binds_only_from_the_second_ppo_epoch(trainer_factory, monkeypatch, epochs):
+    """One epoch: the ratio to the sampling policy is 1, nothing is clipped. Several: old log-probs stay fixed
+    from before the first step, the policy moves away from them and the clip binds."""
+    monkeypatch.setattr("rredcot_viz.training.sampler.reward", lambda text, answer: float(len(text) % 2))
+    trainer = trainer_factory("grpo", ppo_epochs=epochs, group_size=8, learning_rate=5e-2)
+    metrics, _ = trainer.train_step()
+    assert metrics["advantage_abs_mean"] > 0
+    if epochs == 1:
+        assert metrics["clip_fraction"] == 0.0
+    else:
+        assert metrics["clip_fraction"] > 0.0

@@ -84,9 +84,14 @@ class TrainingMethod(ABC):
         mask: torch.Tensor,
         reference: torch.Tensor | None,
     ) -> tuple[torch.Tensor, dict[str, float]]:
-        """The policy loss over (B, T) tensors: ``config.loss`` (PPO-clip token mean by default)."""
+        """The policy loss over (B, T) tensors: ``config.loss`` (PPO-clip token mean for GRPO and RREDCoT-GRPO,
+        SRPO's sequence mean for the reset methods)."""
         c = self.config
         return policy_loss(logprobs, old_logprobs, advantages, mask, c.loss, c.clip_eps, reference, c.kl_beta)
+
+    def step_metrics(self, groups: list[Group]) -> dict[str, float]:
+        """What the method adds to the step's metrics (a reset method: where its resets landed)."""
+        return {}
 
 
 def broadcast_group_advantages(groups: list[Group]) -> None:

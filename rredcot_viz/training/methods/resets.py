@@ -8,15 +8,29 @@ failure, all chains form one plain GRPO group (the fallback). Continuations are 
 prompt plus the prefix; the prefix is masked out of the loss. Advantages are normalised within each group
 (population std; an all-equal group gets zeros). Layouts, all with 8 trained rollouts: 1x4 (4 base + 1
 prefix x 4, default), 2x4 (2 parents x 4), 1x8 (1 parent x 8, localiser at temperature 0).
+
+The parent's steps (the thoughts a reset lands between) are its own cut of the whole completion, not the
+credit segments: its ``</thought>`` thoughts when it writes them, else its line and keyword pieces merged down
+to ``reset_steps`` (the analyzer's hybrid segmenter), or, when it has fewer pieces than that (the built-in
+task's completions are 2-3 lines), ``reset_steps`` pieces of about equal length snapped to word starts
+(``fixed_tokens``). Step 1 is the empty prefix, so with H steps a uniform reset starts from the question with
+probability 1/H; every step logs the share of resets that did (``reset_empty_prefix_share``) and the mean
+share of the parent kept (``reset_prefix_fraction``).
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass
+from itertools import pairwise
 
+import numpy as np
+
+from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.scoring.plan import ResponseTokens
+from rredcot_viz.segmenters import segmenters
 from rredcot_viz.settings import setting
-from rredcot_viz.training.config import TrainConfig
+from rredcot_viz.training.config import LOSSES, TrainConfig
 from rredcot_viz.training.methods.base import (
     CreditScorer,
     RolloutSource,
@@ -32,10 +46,36 @@ LAYOUTS = {"1x4": (4, 1, 4), "2x4": (0, 2, 4), "1x8": (0, 1, 8)}  # base size, p
 
 @dataclass(frozen=True)
 class ResetConfig(TrainConfig):
+    loss: str = setting("reinforce", "SRPO's loss (METHOD.md §9.4): the sequence mean of token means of A log pi "
+                        "(REINFORCE), or the PPO clipped surrogate with a token mean", choices=LOSSES)  # fmt: skip
     layout: str = setting("1x4", "base group + reset groups: 4 + 1x4, 0 + 2x4 or 0 + 1x8 (8 trained rollouts)",
                           choices=tuple(LAYOUTS))  # fmt: skip
+    reset_steps: int = setting(5, "steps a failed parent is cut into for a reset (its thoughts when it closes them "
+                               "with the step delimiter, else line/keyword pieces merged down to this many, or this "
+                               "many equal pieces when it has fewer)", low=2, advanced=True)  # fmt: skip
     max_fresh_attempts: int = setting(12, "fresh chains sampled at most while looking for a failed parent", low=1,
                                       advanced=True)  # fmt: skip
+
+
+def parent_steps(policy: LanguageModel, parent: TrainRollout, config: ResetConfig) -> list[tuple[int, int]]:
+    """The parent's steps as completion-token spans covering it end to end (see the module note); records their
+    character spans (``reset_step_chars``) and the segmenter that cut them (``reset_segmenter``)."""
+    response = ResponseTokens.from_ids(policy, parent.completion_ids)
+    if not response.n_tokens or not response.text.strip():
+        parent.info.update(reset_step_chars=[(0, len(response.text))], reset_segmenter="none")
+        return [(0, response.n_tokens)]
+    entropies = parent.info.get("entropies")
+    inp = response.segmenter_input("whole", None if entropies is None else np.asarray(entropies))
+    delimiter = config.credit.step_delimiter
+    if delimiter and delimiter in inp.text:
+        segmentation = segmenters.get("delimiter")(delimiter=delimiter).segment(inp)
+    else:
+        segmentation = segmenters.get("hybrid")(k=config.reset_steps).segment(inp)
+        if len(segmentation.segments) < config.reset_steps:
+            segmentation = segmenters.get("fixed_tokens")(k=config.reset_steps).segment(inp)
+    parent.info["reset_step_chars"] = [segment.char_span for segment in segmentation.segments]
+    parent.info["reset_segmenter"] = segmentation.strategy
+    return list(pairwise(segmentation.state_prefixes))
 
 
 class ResetMethod(TrainingMethod):
@@ -65,8 +105,10 @@ class ResetMethod(TrainingMethod):
             return [Group("fallback", (fresh + parents + extra)[:8], index)]
         groups = [Group("base", fresh[:base_size], index)] if base_size else []
         for number, parent in enumerate(parents):
+            steps = parent_steps(source.policy, parent, self.config)
             step = self.reset_step(source, problem, parent, (index, "localise", number))
-            prefix = parent.completion_ids[: parent.segments[step - 1][0]] if step > 1 else []
+            prefix = parent.completion_ids[: steps[step - 1][0]]
+            parent.info.update(reset_step=step, reset_steps=len(steps), prefix_tokens=len(prefix))
             entropies = parent.info.get("entropies")
             request = SampleRequest(
                 problem,
@@ -78,13 +120,28 @@ class ResetMethod(TrainingMethod):
             )
             (rollouts,) = source.sample([request])
             for rollout in rollouts:
-                rollout.info.update(reset_step=step, reset_segments=len(parent.segments), prefix_tokens=len(prefix))
+                rollout.info.update(reset_step=step, reset_steps=len(steps), prefix_tokens=len(prefix))
             groups.append(Group("reset", rollouts, index, parent=parent))
         return groups
 
     @abstractmethod
     def reset_step(self, source: RolloutSource, problem: Problem, parent: TrainRollout, key: tuple) -> int:
-        """The 1-based segment of ``parent`` to resample from (the prefix before it is kept)."""
+        """The 1-based step of ``parent`` (``parent.info["reset_step_chars"]``) to resample from; the steps
+        before it are kept."""
 
     def advantages(self, groups: list[Group], scorer: CreditScorer) -> None:
         broadcast_group_advantages(groups)
+
+    def step_metrics(self, groups: list[Group]) -> dict[str, float]:
+        """Of the step's reset groups: how many, the share that started from an empty prefix (the question
+        alone, i.e. four more fresh samples), and the mean share of the parent's tokens kept."""
+        parents = [g.parent for g in groups if g.name == "reset" and g.parent is not None]
+        if not parents:
+            return {"reset_groups": 0}
+        kept = [p.info["prefix_tokens"] / max(len(p.completion_ids), 1) for p in parents]
+        return {
+            "reset_groups": len(parents),
+            "reset_empty_prefix_share": float(np.mean([p.info["prefix_tokens"] == 0 for p in parents])),
+            "reset_prefix_fraction": float(np.mean(kept)),
+            "reset_steps_mean": float(np.mean([p.info["reset_steps"] for p in parents])),
+        }

@@ -23,4 +23,4 @@ class RRPO(ResetMethod):
     provenance = "RRPO (arXiv 2605.25507): reset at a uniformly random step of a failed chain"
 
     def reset_step(self, source: RolloutSource, problem: Problem, parent: TrainRollout, key: tuple) -> int:
-        return int(source.rng(*key).integers(1, len(parent.segments) + 1))
+        return int(source.rng(*key).integers(1, len(parent.info["reset_step_chars"]) + 1))
