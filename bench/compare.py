@@ -33,7 +33,7 @@ traces after that long (never on a result; the splits are scored in turn, so bot
 
 Last line: ``traces_drawn traces_usable selection_traces evaluation_traces headline_traces
 min_nonfinal_segments k_counts selected_qhat rredcot_spearman_nonfinal ... rredcot_pairs_nonfinal
-position_pairs_nonfinal ... rredcot_beats_controls`` (the figures are on the evaluation split; see README).
+position_pairs_nonfinal ... rredcot_beats_controls`` (the figures are on the evaluation split; see docs/BENCHES.md).
 """
 
 from __future__ import annotations
@@ -693,7 +693,7 @@ def print_table(table: Table, head: Table | None, min_nonfinal: int, say) -> Non
 
 
 def paper_comparison(usable: list[TraceResult], say) -> None:
-    """The paper's claim (METHOD.md §7.5): LOO and gradient attribution agree highly with each other and weakly
+    """The paper's claim (docs/method.md §7.5): LOO and gradient attribution agree highly with each other and weakly
     with RREDCoT. Per-trace Spearman over all segments, both splits (nothing is selected here), with each
     method's agreement with the position control beside it (two methods that both follow position agree)."""
     say(

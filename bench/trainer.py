@@ -12,7 +12,7 @@ Also measured on the RREDCoT runs' own groups, every step:
 - ``uninformative_max_diff`` (the first ``--flat-check-steps`` steps of each seed): the same groups credited again
   by the trainer's own credit path (plan, packed scoring, ``combine``, redistribution, coupling) with an
   estimator whose values are a constant, against GRPO's advantages; 0 up to rounding is the invariant
-  (METHOD.md §5), and a wrong segment-to-token mapping, sign or baseline in that path would show here.
+  (docs/method.md §5), and a wrong segment-to-token mapping, sign or baseline in that path would show here.
 And on the SRPO and RRPO runs, from their step metrics: the share of resets that started from an empty prefix
 (``reset_empty_prefix_share``, target <= 0.25), the mean share of the parent kept, and SRPO's localiser parse
 rate (last box names a step) with the share that got the fallback step.

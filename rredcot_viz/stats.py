@@ -15,7 +15,7 @@ Z95 = 1.959963984540054
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (METHOD.md §6); (0, 1) when n = 0."""
+    """Wilson score interval for a binomial proportion (docs/method.md §6); (0, 1) when n = 0."""
     if n == 0:
         return 0.0, 1.0
     p = successes / n

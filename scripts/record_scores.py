@@ -6,7 +6,7 @@
 Each sample is analysed with the default segmenter (hybrid, K = min(config K, the trace's pieces), as the
 Inspect page starts) and the default estimator, and only the scores are written (rredcot_viz.engine.recorded).
 For every failed sample with a labelled first error, prints the segment with the lowest sigma, the step
-that contains its first character, and whether that is the labelled error step (the check the README
+that contains its first character, and whether that is the labelled error step (the check docs/BENCHES.md
 reports), beside two controls: the last segment (the one that writes the answer) and a random segment
 (expected hits). Last line: ``traces= failed_labelled= worst_is_error= last_is_error= random_is_error= seconds=``.
 """

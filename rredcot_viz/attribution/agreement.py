@@ -1,4 +1,4 @@
-"""Agreement between per-segment score vectors (METHOD.md §7.5).
+"""Agreement between per-segment score vectors (docs/method.md §7.5).
 
 Per trace: Spearman (Pearson of average ranks), Kendall tau-b, Pearson, top-k overlap and sign agreement,
 as matrices over all selected methods. A constant vector makes the rank statistics undefined: they are NaN,

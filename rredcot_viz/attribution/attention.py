@@ -1,4 +1,4 @@
-"""Attention attribution (METHOD.md §7.4): the attention the trigger and answer tokens pay to each segment,
+"""Attention attribution (docs/method.md §7.4): the attention the trigger and answer tokens pay to each segment,
 averaged over all layers and heads (eager attention; SDPA and flash kernels return no weights)."""
 
 from __future__ import annotations

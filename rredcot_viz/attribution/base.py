@@ -1,4 +1,4 @@
-"""The attribution interface: one score per segment for a target answer (METHOD.md §7).
+"""The attribution interface: one score per segment for a target answer (docs/method.md §7).
 
 The set function is f(S) = log p(A | x ‖ segments in S, in order ‖ trigger), summed over A's tokens.
 Removed segments are deleted. Every f(S) is evaluated as a continuation of the trace itself: the trace up
@@ -40,7 +40,7 @@ class SegmentScores:
 
 @dataclass(frozen=True)
 class AttributionConfig(Settings):
-    # own by default (METHOD.md §7, §11): the unconditioned attribution the RREDCoT paper contrasts with
+    # own by default (docs/method.md §7, §11): the unconditioned attribution the RREDCoT paper contrasts with
     # redistribution; the reference answer is the conditioned alternative
     target: Literal["own", "reference"] = setting(
         "own",

@@ -1,4 +1,4 @@
-"""Gradient attributions on segments (METHOD.md §7.3): gradient x input and integrated gradients at the
+"""Gradient attributions on segments (docs/method.md §7.3): gradient x input and integrated gradients at the
 embedding level, summed over each segment's tokens, for F(e) = f(N) (all segments kept).
 
 Question, trigger and target embeddings stay fixed. Integrated gradients use a zero baseline on the segment

@@ -1,4 +1,4 @@
-"""Leave-one-out over segments (METHOD.md §7.1): phi_t = f(N) - f(N without segment t); K + 1 evaluations."""
+"""Leave-one-out over segments (docs/method.md §7.1): phi_t = f(N) - f(N without segment t); K + 1 evaluations."""
 
 from __future__ import annotations
 

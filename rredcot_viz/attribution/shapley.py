@@ -1,4 +1,4 @@
-"""Shapley values over segments (METHOD.md §7.2): exact for K <= ``exact_max_k``, else permutation
+"""Shapley values over segments (docs/method.md §7.2): exact for K <= ``exact_max_k``, else permutation
 sampling with M seeded permutations (each walked incrementally, so it telescopes: the efficiency property
 sum(phi) = f(N) - f(empty) holds exactly for any M), with per-segment standard errors."""
 

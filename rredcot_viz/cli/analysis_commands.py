@@ -24,7 +24,7 @@ from rredcot_viz.files import check_output_path
 
 def cli_analysis():
     """The CLI's analysis defaults: only the chosen segmenter's candidate cuts are scored up front (a short trace
-    takes 1-2 s; README). A function, so that importing this module does not load the engine (and torch)."""
+    takes 1-2 s; docs/guide.md). A function, so that importing this module does not load the engine (and torch)."""
     from rredcot_viz.engine import AnalysisConfig
 
     return AnalysisConfig(boundaries="segmenter")

@@ -1,5 +1,5 @@
 """First-error detectors (registered in ``detectors``), the ProcessBench evaluation harness and reset
-resampling (METHOD.md §8, §9)."""
+resampling (docs/method.md §8, §9)."""
 
 # Each import registers detectors; the order is the order the CLI and the app list them in.
 from rredcot_viz.diagnosis import value_detectors, loo_detector, self_localize, mc_detector, step_verifier  # noqa: F401, I001

@@ -1,4 +1,4 @@
-"""The first-error detector interface (METHOD.md §8): for a trace and a segmentation, the 0-based index of
+"""The first-error detector interface (docs/method.md §8): for a trace and a segmentation, the 0-based index of
 the first erroneous segment (-1 = "no error"), a score per segment for the UI, and what it cost.
 
 Index convention: segment t is stored as t - 1, the ProcessBench convention, so a prediction equals a

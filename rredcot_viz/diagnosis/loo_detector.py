@@ -1,4 +1,4 @@
-"""``loo`` detector (METHOD.md §8.1): the earliest segment that *hurts* by more than ``threshold`` nats, else the
+"""``loo`` detector (docs/method.md §8.1): the earliest segment that *hurts* by more than ``threshold`` nats, else the
 one that hurts most; -1 when none hurts.
 
 Which answer it reads (``target``): with a reference answer, a segment hurts when removing it raises

@@ -1,4 +1,4 @@
-"""``mc`` detector (METHOD.md §8.1, OmegaPRM arXiv 2406.06592): the first boundary whose Monte Carlo
+"""``mc`` detector (docs/method.md §8.1, OmegaPRM arXiv 2406.06592): the first boundary whose Monte Carlo
 success rate drops to ``threshold`` or below (default: to 0, OmegaPRM's "correct while MC > 0"). With
 ``binary_search`` it probes O(log K) states instead of all K, assuming monotonicity; MC(s_{K+1}) := R.
 If the policy cannot solve the question at all (MC(s_1) at or below the threshold) it abstains.
@@ -35,7 +35,7 @@ REWARDS = ("auto", "reference", "self_consistency")
 
 @dataclass(frozen=True)
 class MonteCarloDetectorConfig(DetectorConfig):
-    rollouts: int = setting(4, "rollouts M per probed state (METHOD.md suggests 8; 4 keeps a 400-trace CPU run "
+    rollouts: int = setting(4, "rollouts M per probed state (docs/method.md suggests 8; 4 keeps a 400-trace CPU run "
                             "under an hour)", low=1)  # fmt: skip
     max_new_tokens: int = setting(128, "token cap per rollout", low=1)
     temperature: float = setting(0.7, "sampling temperature", low=0.0, advanced=True)

@@ -1,4 +1,4 @@
-"""The ProcessBench evaluation (METHOD.md §8.2, QwenLM/ProcessBench ``code/run_eval.py``).
+"""The ProcessBench evaluation (docs/method.md §8.2, QwenLM/ProcessBench ``code/run_eval.py``).
 
 A prediction counts only on exact match with the label (0-based first wrong step, -1 = all correct); an
 abstention counts as wrong. Erroneous and correct samples are split by the label, never by
@@ -155,7 +155,7 @@ class Evaluation:
 
 
 def to_step(trace: Trace, segmentation: Segmentation, prediction: int) -> int:
-    """A segment-level prediction as the dataset's step (METHOD.md: the step that contains the segment's first
+    """A segment-level prediction as the dataset's step (docs/method.md: the step that contains the segment's first
     non-blank character), so F1 is comparable across segmenters; "no error" stays -1."""
     if prediction == NO_ERROR:
         return NO_ERROR

@@ -1,4 +1,4 @@
-"""Reset resampling (METHOD.md §9, RRPO/SRPO arXiv 2605.25507): keep the clean prefix before a chosen
+"""Reset resampling (docs/method.md §9, RRPO/SRPO arXiv 2605.25507): keep the clean prefix before a chosen
 segment h, sample G suffixes from it, and check their answers.
 
 The reset state is x* = s_h (segments 1..h-1 kept); h comes from the user, from a detector's verdict (SRPO:

@@ -1,4 +1,4 @@
-"""SRPO self-localisation (METHOD.md §8.1, arXiv 2605.25507): the model reads the problem and its own
+"""SRPO self-localisation (docs/method.md §8.1, arXiv 2605.25507): the model reads the problem and its own
 numbered steps and names the first step it cannot justify as ``\\boxed{N}``.
 
 Prompt variants (our wording of the official ``_localize_error``): ``l2`` asserts that the final answer is
@@ -80,7 +80,7 @@ PARSE_FALLBACKS = ("empty_reply", "default")  # how a reply was read when it nam
 
 
 def parse_localisation(reply: str, n: int, allow_none: bool = True) -> int:
-    """1-based step, or 0 for "no error" (only when ``allow_none``); METHOD.md's parsing rules."""
+    """1-based step, or 0 for "no error" (only when ``allow_none``); docs/method.md's parsing rules."""
     return parse_localisation_detailed(reply, n, allow_none)[0]
 
 
@@ -96,7 +96,7 @@ def parse_localisation_detailed(reply: str, n: int, allow_none: bool = True) -> 
         content = reply[start:end].strip()
         if re.fullmatch(r"[+-]?\d+", content):
             value = int(content)
-            if value == 0:  # "no error"; in training it is clamped to step 1, the empty prefix (METHOD.md)
+            if value == 0:  # "no error"; in training it is clamped to step 1, the empty prefix (docs/method.md)
                 return (0 if allow_none else 1), "boxed_none"
             if 1 <= value <= n:
                 return value, "boxed"

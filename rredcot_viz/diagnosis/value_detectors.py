@@ -1,4 +1,4 @@
-"""Detectors that read a value curve (METHOD.md §8.1): ``min_sigma`` and ``value_drop``.
+"""Detectors that read a value curve (docs/method.md §8.1): ``min_sigma`` and ``value_drop``.
 
 With ``estimator="auto"`` (default) each trace gets the richest estimator it can feed: ``rredcot`` with a
 reference answer and solution, ``answer_only`` (R-hat alone, beta = 0) with a reference answer only, and

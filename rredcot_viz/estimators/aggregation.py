@@ -1,4 +1,4 @@
-"""How the per-token probabilities of a scored span become one number (METHOD.md §3.1, ``aggregation``).
+"""How the per-token probabilities of a scored span become one number (docs/method.md §3.1, ``aggregation``).
 
 ``seq_prob`` (VeriFree; R-hat's default) is the exact span probability, computed in log space; ``geo_mean`` is
 length-normalised (v-hat's default, so a long reference path is not penalised for its length); ``mean_prob``

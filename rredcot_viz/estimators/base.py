@@ -1,4 +1,4 @@
-"""The value-estimator interface (METHOD.md §3): one ``StateValues`` per trace and segmentation, holding a
+"""The value-estimator interface (docs/method.md §3): one ``StateValues`` per trace and segmentation, holding a
 value for every state s_1..s_{K+1}.
 
 An estimator that needs model scores declares them as ``ScoreSeries`` (a context and a target text scored

@@ -1,4 +1,4 @@
-"""Coupling redistributed rewards to GRPO token advantages for a group of G rollouts (METHOD.md §5).
+"""Coupling redistributed rewards to GRPO token advantages for a group of G rollouts (docs/method.md §5).
 
 All three couplings are design choices (the paper does not publish its own); every token of segment k of
 rollout i receives A_{i,k}:
@@ -38,7 +38,7 @@ ZERO_STD = 1e-8
 
 
 def reward_scale(rewards: np.ndarray, std: StdMode = "population") -> float:
-    """What a group's advantages divide by: ``population`` ddof=0 (METHOD.md default, SRPO code), ``trl`` the
+    """What a group's advantages divide by: ``population`` ddof=0 (docs/method.md default, SRPO code), ``trl`` the
     unbiased std + 1e-4 (TRL's form), ``unbiased`` ddof=1 (verl's form)."""
     rewards = np.asarray(rewards, dtype=float)
     if std == "population":
@@ -118,7 +118,7 @@ def segment_advantages(
 def value_baseline(
     sigma: np.ndarray, reward: float, rewards: np.ndarray, gae_lambda: float = 1.0, scale: float | None = None
 ) -> np.ndarray:
-    """METHOD.md §5 ``value_baseline``: V_k = clip(mean R + (Q_k - Q_1), 0, 1) with Q_k - Q_1 the cumulative
+    """docs/method.md §5 ``value_baseline``: V_k = clip(mean R + (Q_k - Q_1), 0, 1) with Q_k - Q_1 the cumulative
     sigma before segment k, V_{K+1} = R_i, one-step advantages delta_j = V_{j+1} - V_j, and GAE over segments
     divided by ``scale`` (default the group's population reward std; all zero for a zero-variance group). The
     values are probabilities of the reference answer, so rewards are read as correctness in [0, 1]."""

@@ -1,4 +1,4 @@
-"""Monte Carlo state values (METHOD.md §6): sample continuations from every state and grade them.
+"""Monte Carlo state values (docs/method.md §6): sample continuations from every state and grade them.
 
 V-hat_t is the success rate of n continuations sampled from s_t (t = 1..K; V-hat_{K+1} := R), with a
 Wilson 95% interval; sigma^MC follows from the same redistribution as RREDCoT. Rollouts that hit the token
@@ -66,7 +66,7 @@ class MonteCarloConfig(EstimatorConfig):
 
 
 PRESETS: dict[str, MonteCarloConfig] = {
-    "method": MonteCarloConfig(),  # METHOD.md §6 defaults: 8 rollouts, T 0.7, top-p 0.95, 2048 tokens
+    "method": MonteCarloConfig(),  # docs/method.md §6 defaults: 8 rollouts, T 0.7, top-p 0.95, 2048 tokens
     "thought_anchors": MonteCarloConfig(rollouts=100, temperature=0.6, top_p=0.95, max_new_tokens=16384),
     "vineppo": MonteCarloConfig(rollouts=9),
     "cpu_quick": MonteCarloConfig(rollouts=8, max_new_tokens=160),  # small models on a laptop CPU

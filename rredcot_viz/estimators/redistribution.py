@@ -1,4 +1,4 @@
-"""Turning a value curve into redistributed rewards sigma (METHOD.md §4).
+"""Turning a value curve into redistributed rewards sigma (docs/method.md §4).
 
 ``values`` holds V_1..V_{K+1} with the terminal V_{K+1} = R already in place.
 

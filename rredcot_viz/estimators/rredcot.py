@@ -1,4 +1,4 @@
-"""RREDCoT's no-generation estimators (METHOD.md §3, arXiv 2606.06475).
+"""RREDCoT's no-generation estimators (docs/method.md §3, arXiv 2606.06475).
 
 - R-hat_t: the probability of the reference answer right after s_t plus an answer trigger
   (``s_t ‖ trigger ‖ Y* ‖ "}"``, scoring ``Y* ‖ "}"``), aggregated per ``aggregation``;
@@ -7,7 +7,7 @@
   the ``whole`` proposal (default) scores all of P* after every prefix, which agreed best with MC(16) on
   non-final segments (bench/compare.py); ``remaining`` scores only the reference steps still ahead of the
   prefix (after the last step whose new numbers the prefix already states), since the whole P* can score
-  about the same everywhere (METHOD.md revision 3); extra reference paths widen the proposal (the maximum
+  about the same everywhere (docs/method.md revision 3); extra reference paths widen the proposal (the maximum
   of the normalised scores, so it can only rise as references are added);
 - Q-hat_t = alpha R-hat_t + beta v-hat_t, with Q-hat_{K+1} := R (the observed outcome).
 
@@ -58,7 +58,7 @@ class RREDCoTConfig(EstimatorConfig):
                                "span's probability; mean_prob is not one)", choices=_answer_aggregations)  # fmt: skip
     path_aggregation: str = setting("geo_mean", "how v-hat reads the reference path's token probabilities "
                                     "(geo_mean: length-normalised)", choices=aggregations.names)  # fmt: skip
-    # whole, by measurement: it agreed best with MC(16) on non-final segments (bench/compare.py, README)
+    # whole, by measurement: it agreed best with MC(16) on non-final segments (bench/compare.py, docs/BENCHES.md)
     path_proposal: str = setting("whole", "v-hat scores the whole reference path after every prefix, or only "
                                  "the reference steps still ahead of it", choices=PATH_PROPOSALS,
                                  advanced=True)  # fmt: skip
@@ -87,7 +87,7 @@ class RREDCoTConfig(EstimatorConfig):
 class RREDCoTEstimator(ValueEstimator):
     name = "rredcot"
     Config = RREDCoTConfig
-    provenance = "paper (arXiv 2606.06475); exact equations are design choices (METHOD.md §3)"
+    provenance = "paper (arXiv 2606.06475); exact equations are design choices (docs/method.md §3)"
     needs = ("outcome", "reference_answer", "reference_solution")
     credit = True
     auto_rank = 3
@@ -238,7 +238,7 @@ class OwnAnswerEstimator(AnswerOnlyEstimator):
         "this trace has no reference answer, so the curve is the probability of its own answer (1 − that on a "
         "failed trace: it falls where support for the wrong answer rises)."
     )
-    provenance = "design choice (configurable): reference-free target for R-hat (issue 16)"
+    provenance = "design choice (configurable): reference-free target for R-hat"
 
     def check(self, trace) -> None:
         ValueEstimator.check(self, trace)

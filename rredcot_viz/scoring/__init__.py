@@ -1,4 +1,4 @@
-"""The one scoring plan (METHOD.md §2-§4): what is scored after which prefix of a response, scored in one
+"""The one scoring plan (docs/method.md §2-§4): what is scored after which prefix of a response, scored in one
 packed model call, and cached by content so nothing is ever scored twice (``engine`` and ``training`` both
 run on it)."""
 

@@ -1,4 +1,4 @@
-"""The one scoring plan shared by the analyzer and the trainer (METHOD.md §2-§4).
+"""The one scoring plan shared by the analyzer and the trainer (docs/method.md §2-§4).
 
 Both turn a response into the same things with the same code:
 

@@ -1,4 +1,4 @@
-"""Segmenters, one file each, registered by name in ``segmenters`` (METHOD.md §2)."""
+"""Segmenters, one file each, registered by name in ``segmenters`` (docs/method.md §2)."""
 
 # Each import registers segmenters; the order is the order the CLI and the app list them in.
 from rredcot_viz.segmenters import hybrid, keyword, lines, sentence  # noqa: F401, I001

@@ -1,4 +1,4 @@
-"""Adaptive entropy segmenter (METHOD.md §2.3 ``adaptive_entropy``; inspired by TreeRL, arXiv 2506.11902).
+"""Adaptive entropy segmenter (docs/method.md §2.3 ``adaptive_entropy``; inspired by TreeRL, arXiv 2506.11902).
 
 Finer where the model is uncertain, coarser where it is confident: cut before tokens whose entropy is a
 local maximum and at least mu + kappa * sigma of the trace, at least ``min_tokens`` apart; a segment longer

@@ -1,6 +1,6 @@
 """The segmenter interface and the data it produces.
 
-A segmenter cuts the reasoning part of a response into segments c_1..c_K (METHOD.md §2). Every segmenter
+A segmenter cuts the reasoning part of a response into segments c_1..c_K (docs/method.md §2). Every segmenter
 returns segments that tile the reasoning text exactly: non-empty, in order, no gaps or overlaps, cut only at
 token boundaries. It works on token indices; character spans follow from the tokens' start offsets.
 
@@ -111,7 +111,9 @@ MAX_K = 256
 
 def k_setting(default: int | None, help: str) -> Any:
     """The ``k`` field of a segmenter that cuts to a target count, so its forms and options show K."""
-    return setting(default, f"target number of segments K (METHOD.md recommends 2-64); {help}", low=1, high=MAX_K)
+    return setting(
+        default, f"target number of segments K (2-64 recommended, docs/method.md §2); {help}", low=1, high=MAX_K
+    )
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ class SegmenterConfig(Settings):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.k is not None and not 1 <= self.k <= MAX_K:  # also for a segmenter whose k is not a setting
-            raise ConfigError(f"k must be between 1 and {MAX_K} (METHOD.md recommends 2-64), got {self.k}")
+            raise ConfigError(f"k must be between 1 and {MAX_K} (2-64 recommended, docs/method.md §2), got {self.k}")
 
 
 class Segmenter(ABC):
@@ -180,7 +182,7 @@ def text_segmenters() -> list[str]:
 
 def clean_cuts(inp: SegmenterInput, cuts: list[int], kinds: list[str]) -> tuple[list[int], list[str]]:
     """Sorted unique cuts strictly inside the region, with empty or whitespace-only pieces merged into the
-    following piece (into the previous one at the end), METHOD.md §2.1 rule 4."""
+    following piece (into the previous one at the end), docs/method.md §2.1 rule 4."""
     kind_of: dict[int, str] = {}
     for cut, kind in zip(cuts, kinds, strict=True):
         if 0 < cut < inp.n_tokens:

@@ -1,4 +1,4 @@
-"""Explicit-delimiter segmenter (METHOD.md §2.3): cut after a delimiter string such as ``</thought>``
+"""Explicit-delimiter segmenter (docs/method.md §2.3): cut after a delimiter string such as ``</thought>``
 (RRPO/SRPO thought mode) or `` ки`` (Math-Shepherd), or before each match of a regex such as
 ``^Step \\d+:``."""
 

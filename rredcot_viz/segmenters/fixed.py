@@ -1,4 +1,4 @@
-"""Fixed-length segmenter (METHOD.md §2.3): a cut every L tokens, optionally snapped to the nearest
+"""Fixed-length segmenter (docs/method.md §2.3): a cut every L tokens, optionally snapped to the nearest
 word-initial token within +-w tokens so that words are not split. With a target ``k``, L = ceil(T / k)."""
 
 from __future__ import annotations

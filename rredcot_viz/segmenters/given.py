@@ -1,4 +1,4 @@
-"""Pre-split steps as segments (METHOD.md §2.3 ``given``): segment t is step t, so ProcessBench labels line
+"""Pre-split steps as segments (docs/method.md §2.3 ``given``): segment t is step t, so ProcessBench labels line
 up (label l <-> segment l + 1). Separators between steps belong to the step before them."""
 
 from __future__ import annotations

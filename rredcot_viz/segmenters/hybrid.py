@@ -1,4 +1,4 @@
-"""Hybrid keyword-entropy segmenter, RREDCoT's default (METHOD.md §2.2 [paper]).
+"""Hybrid keyword-entropy segmenter, RREDCoT's default (docs/method.md §2.2 [paper]).
 
 Start from the keyword/newline pieces, then repeatedly merge the adjacent pair with the lowest merge score
 (ties: leftmost) until K pieces remain. Merge scores (design choice, configurable):

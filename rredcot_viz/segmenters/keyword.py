@@ -1,4 +1,4 @@
-"""Keyword / newline split (METHOD.md §2.1 [paper]): the candidate pieces the hybrid segmenter merges.
+"""Keyword / newline split (docs/method.md §2.1 [paper]): the candidate pieces the hybrid segmenter merges.
 
 Cuts go after newline runs and *before* discourse markers at the start of a line or sentence, so a marker
 opens the new segment. The paper's keyword list is not public; the default list is a design choice.

@@ -1,4 +1,4 @@
-"""Line and paragraph segmenters (METHOD.md §2.3): VinePPO's ``\\n`` steps and Qwen2.5-Math-PRM's blank-line
+"""Line and paragraph segmenters (docs/method.md §2.3): VinePPO's ``\\n`` steps and Qwen2.5-Math-PRM's blank-line
 steps."""
 
 from __future__ import annotations

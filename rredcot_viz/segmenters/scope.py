@@ -1,4 +1,4 @@
-"""Which part of a response is segmented (METHOD.md §2, ``segment.scope``).
+"""Which part of a response is segmented (docs/method.md §2, ``segment.scope``).
 
 Default ``reasoning``: the text inside the thinking block if there is one (before ``</think>``), otherwise
 the response up to the sentence that states the final answer; that final-answer text is the Y action and

@@ -1,6 +1,6 @@
 """The ``Trace`` data model: one reasoning trace with its question, references and labels.
 
-Index conventions (METHOD.md §0.2): ``first_error`` is 0-based with -1 meaning "no error" (ProcessBench),
+Index conventions (docs/method.md §0.2): ``first_error`` is 0-based with -1 meaning "no error" (ProcessBench),
 so segment t = first_error + 1; ``step_values[name][i]`` is a value of the state *before* step i
 (Thought Anchors' ``accuracy``), i.e. of s_{i+1}, while ``step_scores[name][i]`` belongs to step i itself,
 i.e. to segment t = i + 1 (Thought Anchors' importances, an MC estimate of sigma_{i+1}). Missing values

@@ -25,7 +25,7 @@ SEGMENTATION = ("segmenter", "segments", "step_delimiter", "credit_scope")  # wh
 
 @dataclass(frozen=True)
 class CreditConfig(Settings):
-    """How RREDCoT credits a rollout (METHOD.md §5): segmentation, the value estimator, and the coupling of its
+    """How RREDCoT credits a rollout (docs/method.md §5): segmentation, the value estimator, and the coupling of its
     sigma to token advantages. Methods without step credit read only the segmentation (``SEGMENTATION``)."""
 
     segmenter: str = setting("hybrid", "how each rollout is cut into segments (the analyzer's segmenters)",
@@ -35,7 +35,7 @@ class CreditConfig(Settings):
                                   advanced=True)  # fmt: skip
     credit_scope: str = setting("reasoning", "segments cover the reasoning (the answer line takes the last one's "
                                 "credit) or the whole completion", choices=SCOPES, advanced=True)  # fmt: skip
-    coupling: str = setting("value_baseline", "how sigma becomes token advantages (METHOD.md §5; the revision's "
+    coupling: str = setting("value_baseline", "how sigma becomes token advantages (docs/method.md §5; the revision's "
                             "default keeps the outcome's sign)", choices=COUPLING_MODES)  # fmt: skip
     coupling_lambda: float = setting(1.0, "weight of the redistributed advantage against GRPO's (0 = GRPO)",
                                      low=0.0, high=1.0)  # fmt: skip
@@ -64,7 +64,7 @@ class TrainConfig(Settings):
     steps: int = setting(30, "training steps (with a resume: train up to this step)", low=1)
     prompts_per_step: int = setting(1, "problems drawn per step, each with its own group of rollouts", low=1)
     group_size: int = setting(8, "rollouts per problem (G); a group needs at least 2 for a baseline", low=2)
-    loss: str = setting("ppo_clip", "PPO clipped surrogate with a token mean (METHOD.md §5), or SRPO's REINFORCE "
+    loss: str = setting("ppo_clip", "PPO clipped surrogate with a token mean (docs/method.md §5), or SRPO's REINFORCE "
                         "(sequence mean of token means)", choices=LOSSES)  # fmt: skip
     clip_eps: float = setting(0.2, "PPO clip range", low=0.0, high=1.0, advanced=True)
     ppo_epochs: int = setting(1, "optimiser steps on each step's rollouts; the PPO ratio is to the policy that "

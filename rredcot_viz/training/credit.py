@@ -41,7 +41,7 @@ from rredcot_viz.types import ScoreSeries, TokenStats
 
 def credit_segmenter(credit: CreditConfig, text: str) -> Segmenter:
     """The segmenter the trainer credits with: one segment per thought when the completion closes its steps
-    with ``credit.step_delimiter`` (the RRPO/SRPO thought MDP, METHOD.md §1.3), else ``credit.segmenter`` with
+    with ``credit.step_delimiter`` (the RRPO/SRPO thought MDP, docs/method.md §1.3), else ``credit.segmenter`` with
     at most ``credit.segments`` segments."""
     if credit.step_delimiter and credit.step_delimiter in text:
         return segmenters.get("delimiter")(delimiter=credit.step_delimiter)
@@ -277,7 +277,7 @@ def couple_group(
     std: StdMode = "population",
     scale: float | None = None,
 ) -> None:
-    """Set each rollout's per-segment and per-token advantages from the group's sigmas (METHOD.md §5), with
+    """Set each rollout's per-segment and per-token advantages from the group's sigmas (docs/method.md §5), with
     ``credit``'s coupling; ``std`` / ``scale`` say what the reward spread is (``coupling.reward_scale``). A
     rollout without a reward (NaN: TRL's unscorable row) is left out of the group's statistics and gets zero
     advantages, as TRL does."""

@@ -1,4 +1,4 @@
-"""Policy-gradient losses on per-token advantages (METHOD.md §5, §9.4).
+"""Policy-gradient losses on per-token advantages (docs/method.md §5, §9.4).
 
 ``reinforce`` is SRPO's ``loss_mode = srpo``: the sequence mean of token means of A * log pi over the
 trained (unmasked) tokens, so every trajectory weighs the same whatever its length. ``ppo_clip`` is the

@@ -1,6 +1,6 @@
 """A method's config by name, and the presets: ``config_for("rredcot", steps=10)`` builds the named method's
 config (credit settings by their own names, ``segments=3``, or whole, ``credit=CreditConfig(...)``); ``quick``
-and ``paper`` are presets (METHOD.md §9.6)."""
+and ``paper`` are presets (docs/method.md §9.6)."""
 
 from __future__ import annotations
 
@@ -35,11 +35,11 @@ def stored_train_config(saved: dict[str, Any]) -> TrainConfig:
 
 
 def quick(method: str = "grpo", **overrides: Any) -> TrainConfig:
-    """Short online refinements on a CPU or one GPU (METHOD.md §9.6 'quick': LoRA rank 16, lr 5e-5, 8 rollouts
+    """Short online refinements on a CPU or one GPU (docs/method.md §9.6 'quick': LoRA rank 16, lr 5e-5, 8 rollouts
     per problem), 4 problems per step for 8 steps: at an equal budget of 240 rollouts on 2 cores, 4 prompts per
     step gained the most held-out accuracy per minute (mean of 2 seeds) and cost 1.6x less per rollout than 1
-    (bench/quick_preset.py, README Training). A checkpoint every 2 steps, so a run stopped early can be resumed
-    and compared before and after."""
+    (bench/quick_preset.py, docs/BENCHES.md, Quick preset). A checkpoint every 2 steps, so a run stopped early
+    can be resumed and compared before and after."""
     settings = {"prompts_per_step": 4, "steps": 8, "eval_every": 4, "checkpoint_every": 2}
     return config_for(method, **{**settings, **overrides})
 
@@ -48,7 +48,7 @@ def paper(method: str = "grpo", **overrides: Any) -> TrainConfig:
     """The SRPO paper's settings (arXiv 2605.25507 §9.6): 32 prompts x 8 rollouts, LoRA rank 64, lr 5e-5; SRPO's
     localiser falls back to step 1 as the official code. The loss is each method's default in every preset: the
     PPO clipped surrogate (token mean) for GRPO and RREDCoT-GRPO, the sequence-mean REINFORCE loss for SRPO and
-    RRPO (METHOD.md §9.4)."""
+    RRPO (docs/method.md §9.4)."""
     settings: dict[str, Any] = dict(
         prompts_per_step=32, group_size=8, lora_rank=64, lora_alpha=64, max_new_tokens=5120, steps=24
     )

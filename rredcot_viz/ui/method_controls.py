@@ -25,7 +25,7 @@ from rredcot_viz.traces.needs import describe, missing
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui.settings_form import Widget, follow_default, setting_widget, settings_form
 
-# The app scores only the chosen segmenter's candidate cuts up front: a first look in seconds (README, The app).
+# The app scores only the chosen segmenter's candidate cuts up front: a first look in seconds (docs/guide.md, Speed).
 APP_ANALYSIS = AnalysisConfig(boundaries="segmenter")
 COMMON_DELIMITERS = ("</thought>", " ки", "\n\n", "\n", ". ")  # tried in order for the delimiter default
 K_REACH = 32  # the K slider's top when the trace's pieces are not known

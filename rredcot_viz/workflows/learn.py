@@ -203,7 +203,7 @@ def credit_errors(
     }
 
 
-# Headline results from METHOD.md §10, shown with their caveats (None = not available, never zero).
+# Headline results from docs/method.md §10, shown with their caveats (None = not available, never zero).
 RREDCOT_LONG_CONTEXT = {
     "columns": ["Benchmark", "GRPO", "RREDCoT"],
     "rows": [

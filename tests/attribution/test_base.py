@@ -25,7 +25,7 @@ def test_subsets_reuse_the_trace_prefix():
 
 
 def test_missing_target_is_named(tiny):
-    """The default target is the trace's own answer (METHOD.md §7), so a trace with no reference runs; the
+    """The default target is the trace's own answer (docs/method.md §7), so a trace with no reference runs; the
     reference target says what is missing and names the switch back."""
     trace = Trace("Q?", "a\nb\nThe answer is 3.")
     context = Analyzer(tiny).context(trace)

@@ -1,4 +1,4 @@
-"""Shapley values (attribution/shapley.py) exact on a toy model: METHOD.md's fixture, a random game, sampling."""
+"""Shapley values (attribution/shapley.py) exact on a toy model: docs/method.md's fixture, a random game, sampling."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from rredcot_viz.attribution.shapley import exact_shapley
 
 from .cases import make
 
-# METHOD.md §7.2 fixture: f(empty)=0, f({1})=0.2, f({2})=0.5, f({1,2})=1.0 (shifted by a constant log-prob)
+# docs/method.md §7.2 fixture: f(empty)=0, f({1})=0.2, f({2})=0.5, f({1,2})=1.0 (shifted by a constant log-prob)
 F = {(): 0.0, (0,): 0.2, (1,): 0.5, (0, 1): 1.0}
 
 

@@ -52,7 +52,7 @@ def test_export_from_the_store(tmp_path, capsys, monkeypatch):
 
 
 def test_import_of_a_small_file_loads_no_ml_stack(tmp_path):
-    """Reading a file must not import torch or transformers (2 s of CPU before; README, BENCHES: cli_startup)."""
+    """Reading a file must not import torch or transformers (2 s of CPU before; docs/BENCHES.md: cli_startup)."""
     import subprocess
     import sys
 

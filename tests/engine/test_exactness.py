@@ -14,7 +14,7 @@ from rredcot_viz.estimators import estimators
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
 
-# METHOD.md §4.1: R-hat and v-hat at s_1..s_4 (the value at s_5 is replaced by the outcome R)
+# docs/method.md §4.1: R-hat and v-hat at s_1..s_4 (the value at s_5 is replaced by the outcome R)
 R_TABLE = [0.05, 0.10, 0.40, 0.45, 0.60]
 V_TABLE = [0.10, 0.15, 0.30, 0.35, 0.80]
 Q3, Q4 = 0.2, 0.1  # toy probabilities of the candidate answers "3" and "4" right after the trigger
@@ -77,7 +77,7 @@ def test_mean_prob_is_an_option_and_not_a_probability():
 
 
 def test_worked_example_exact_numbers_with_answer_only_span():
-    """With the answer span Y* alone (no brace), R-hat = R_TABLE exactly: METHOD.md §4.1's table."""
+    """With the answer span Y* alone (no brace), R-hat = R_TABLE exactly: docs/method.md §4.1's table."""
     result, _, _ = analyze(answer_span="answer")
     np.testing.assert_allclose(result.values.components["R_hat"], R_TABLE, atol=1e-12)
     np.testing.assert_allclose(result.values.values, [0.15, 0.25, 0.70, 0.80, 1.0], atol=1e-12)

@@ -1,4 +1,4 @@
-"""GRPO and redistributed advantages against METHOD.md §5 and §9.3."""
+"""GRPO and redistributed advantages against docs/method.md §5 and §9.3."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_token_advantages_fill_segments_and_the_answer_tail():
     )
 
 
-# ---------------------------------------------------------------- value_baseline invariants (METHOD.md §5)
+# ---------------------------------------------------------------- value_baseline invariants (docs/method.md §5)
 def _sigma(values: list[float], reward: float) -> np.ndarray:
     """exact_sum sigma of a Q-hat curve (values at s_1..s_K) ending in outcome ``reward``."""
     from rredcot_viz.estimators.redistribution import redistribute

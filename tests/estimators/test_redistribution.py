@@ -1,4 +1,4 @@
-"""Redistribution variants against METHOD.md §4's tables, and return equivalence as a property."""
+"""Redistribution variants against docs/method.md §4's tables, and return equivalence as a property."""
 
 from __future__ import annotations
 

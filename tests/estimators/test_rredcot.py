@@ -1,4 +1,4 @@
-"""v-hat's remaining-reference proposal (METHOD.md §3.2, revision 3): which part of P* is scored after a prefix;
+"""v-hat's remaining-reference proposal (docs/method.md §3.2, revision 3): which part of P* is scored after a prefix;
 the reference-free own_answer values."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What every segmenter shares (segmenters/base.py): it tiles its region exactly, whitespace-only pieces merge
-(METHOD.md §2.1 rule 4), and the registry's aliases and choices."""
+(docs/method.md §2.1 rule 4), and the registry's aliases and choices."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_every_segmenter_tiles_the_text(pieces, name, k, seed, words):
 
 
 def test_whitespace_only_pieces_merge_forward():
-    """METHOD.md §2.1 rule 4: the lone newline pieces join the following piece; a blank tail the previous."""
+    """docs/method.md §2.1 rule 4: the lone newline pieces join the following piece; a blank tail the previous."""
     segmentation = segmenters.get("line")().segment(char_input("a\n\n\nb\n \n"))
     assert [s.text for s in segmentation.segments] == ["a\n", "\n\nb\n \n"]
 

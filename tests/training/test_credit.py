@@ -224,7 +224,7 @@ class FlatValues:
 
 
 def test_constant_values_through_the_credit_path_give_grpo_advantages(policy):
-    """METHOD.md §5's invariant, through the trainer's own path (segmenting, packed scoring, redistribution,
+    """docs/method.md §5's invariant, through the trainer's own path (segmenting, packed scoring, redistribution,
     coupling): constant values give GRPO's advantage on every token; the real values do not."""
     prompt = policy.encode_prompt(problem_prompt(policy, PROBLEM))
     texts = [

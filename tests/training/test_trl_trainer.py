@@ -1,4 +1,4 @@
-"""RREDCoT inside TRL (trl 1.16) on a tiny random model: the README example runs; the loss sees exactly the
+"""RREDCoT inside TRL (trl 1.16) on a tiny random model: the guide's example runs; the loss sees exactly the
 per-token advantages our own credit assignment computes, for every TRL loss type with several iterations and
 gradient accumulation; a flat estimator gives TRL's own advantages under each ``scale_rewards`` (None rewards
 included) and for eval groups of ``num_generations_eval``; the completions table logs the advantages trained
@@ -36,7 +36,7 @@ from rredcot_viz.workflows.train import training_runs  # noqa: E402
 PROMPT = "Problem: Ann has 2 pens and gets 3 more. How many pens?\nWorking:"
 ROW = {"prompt": PROMPT, "answer": "5", "solution": "2 + 3 = 5.\nThe answer is 5."}
 TWO_ROWS = [ROW, {**ROW, "prompt": PROMPT.replace("2 pens", "4 pens"), "answer": "7"}]
-README = Path(__file__).parents[2] / "README.md"
+GUIDE = Path(__file__).parents[2] / "docs" / "guide.md"
 LOSS_HELP = trl.GRPOConfig.__dataclass_fields__["loss_type"].metadata["help"]
 LOSS_TYPES = re.findall(r"'(\w+)'", LOSS_HELP.split("Supported values are")[1].split(". ")[0])
 
@@ -85,9 +85,9 @@ def capture_loss_inputs(trainer) -> list[dict]:
 
 
 def test_the_readme_example_runs(tmp_path, monkeypatch):
-    """The README's TRL block, executed as written; only the model download and the run's size are swapped for
+    """The guide's TRL block, executed as written; only the model download and the run's size are swapped for
     a tiny random model and one short step."""
-    block = README.read_text().split("RREDCoT-GRPO inside TRL")[1].split("```python\n")[1].split("```")[0]
+    block = GUIDE.read_text().split("RREDCoT-GRPO inside TRL")[1].split("```python\n")[1].split("```")[0]
     grpo = trl.GRPOConfig
     small = dict(max_steps=1, max_completion_length=8, per_device_train_batch_size=8, use_cpu=True, report_to="none",
                  save_strategy="no", disable_tqdm=True)  # fmt: skip
@@ -97,7 +97,7 @@ def test_the_readme_example_runs(tmp_path, monkeypatch):
     monkeypatch.setattr("trl.trainer.grpo_trainer.AutoProcessor.from_pretrained", lambda *a, **k: tiny_tokenizer())
     monkeypatch.chdir(tmp_path)
     namespace = {"my_reward": parity, "dataset": datasets.Dataset.from_list([ROW])}
-    exec(compile(block, "README.md", "exec"), namespace)
+    exec(compile(block, "docs/guide.md", "exec"), namespace)
     trainer = namespace["trainer"]
     assert trainer.state.global_step == 1 and trainer.credit == CreditConfig(segments=4)
     store = Store(tmp_path / "runs" / "trl.duckdb")

@@ -3,10 +3,10 @@ is a rationale with ``<<expr=value>>`` calculator annotations whose last line is
 
 A problem set holds no model traces, so each record becomes the *reference solution as a trace* (source
 ``gsm8k``, ``correct=True``, metadata ``{"kind": "reference_solution"}``), which is how problems and their
-references (U*, Y*) enter the app. Mapping (METHOD.md §3.2): Y* = the text after ``#### `` (``reference_answer``
+references (U*, Y*) enter the app. Mapping (docs/method.md §3.2): Y* = the text after ``#### `` (``reference_answer``
 and ``final_answer``); U* = the rationale before ``\n#### `` with the annotations removed (``reference_solution``;
 an estimator appends its own answer trigger and Y*); ``cot`` = U* followed by the ``#### Y*`` line; ``steps``
-are the non-empty rationale lines (the README's natural reference steps). No first-error label: ``first_error``
+are the non-empty rationale lines (docs/guide.md's natural reference steps). No first-error label: ``first_error``
 stays None, as the correctness of a reference is an assumption, not an annotation.
 """
 

@@ -5,7 +5,7 @@ field ``{is_correct, solution}`` holding a GPT-3 solution that ends in ``A: <ans
 Mapping: one trace per model field (4 per record, in the file's field order), ``cot`` = the solution as written
 (annotations kept: they are part of what the model generated), ``correct`` = ``is_correct`` (the source's
 outcome label), ``metadata["model"]`` = the field name. Y* = the ground truth's final ``A: `` (or ``#### ``)
-line; U* = the ground-truth rationale before that line with ``<<...>>`` annotations removed (METHOD.md §3.2),
+line; U* = the ground-truth rationale before that line with ``<<...>>`` annotations removed (docs/method.md §3.2),
 as in the ``gsm8k`` importer. No step labels: ``first_error`` is None. The file has no ids, so ``trace_id`` is
 None (line i matches line i of ``test.jsonl``).
 """

@@ -5,7 +5,7 @@ question, answer: float, url}``, no solution).
 
 These hold problems, not model traces. Choice: a problem *with* a reference solution becomes the reference
 solution as a trace (``cot`` = ``solution`` as given, source ``math``, ``correct=True``, metadata
-``{"kind": "reference_solution"}``), which brings the problem and its reference path into the app; per METHOD.md
+``{"kind": "reference_solution"}``), which brings the problem and its reference path into the app; per docs/method.md
 §3.2 the reference path P* is ``solution`` as given (it already contains ``\boxed{Y*}``), so
 ``reference_solution`` = ``solution``. Y* = ``answer`` (floats such as AMC's ``27.0`` written as ``27``), or
 the last ``\boxed{}`` of the solution when the record has no ``answer``. A problem *without* a solution (AMC23)

@@ -5,7 +5,7 @@ replaced by `` +`` (good) or `` -`` (bad).
 Mapping: ``question`` = the text before ``Step 1:``; ``steps`` = the ``Step k: ...`` pieces with the step tag
 removed; ``cot`` = those pieces as they follow each other in ``input``, without the tags. ``step_labels`` are
 +1/-1 read from ``label`` at the position of each tag (``label`` is checked to be ``input`` with the tags
-replaced, so a sign cannot be attributed to the wrong step). Index convention (METHOD.md §0.2): ``Step k`` is
+replaced, so a sign cannot be attributed to the wrong step). Index convention (docs/method.md §0.2): ``Step k`` is
 1-based, segment t = k; ``first_error`` = 0-based position of the first ``-``, or -1 when there is none. The
 labels come from MC completions, not humans, so ``correct`` is None (answer checking decides the outcome).
 """

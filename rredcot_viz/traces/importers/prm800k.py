@@ -6,7 +6,7 @@ chosen_completion}`` with ratings -1 (wrong), 0 (neutral, not an error), +1 (goo
 Phase 2 (``generation`` not null and ``question.pre_generated_steps`` present): the trace is the pre-generated
 solution, ``steps`` = ``pre_generated_steps``, ``cot`` = the steps joined by a blank line, ``final_answer`` =
 ``pre_generated_answer``. ``label.steps[k]`` rates pre-generated step k (its first completion is that step's
-text); ``step_labels`` are those ratings, for the labelled prefix only. Index convention (METHOD.md §0.2, §8.2):
+text); ``step_labels`` are those ratings, for the labelled prefix only. Index convention (docs/method.md §0.2, §8.2):
 ``first_error`` = 0-based position of the first step rated -1; -1 when ``finish_reason == "solution"`` and no
 step is rated -1; None otherwise (``give_up``, or labelling stopped for another reason).
 

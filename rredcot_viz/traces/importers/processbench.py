@@ -1,7 +1,7 @@
 """ProcessBench (QwenLM/ProcessBench, arXiv 2412.06559): ``gsm8k.json`` / ``math.json`` etc., a JSON array of
 ``{id, generator, problem, steps, final_answer_correct, label}``.
 
-Index convention: ``label`` is already ours (0-based first wrong step, -1 = all correct, METHOD.md §0.2), so
+Index convention: ``label`` is already ours (0-based first wrong step, -1 = all correct, docs/method.md §0.2), so
 ``first_error = label`` unchanged (a copy that counts steps from 1 is read with ``label_base=1``, and one
 that looks 1-based gets a warning: ``base.import_file``). The response is not stored as one text, so ``cot``
 is the steps joined with a blank line and ``steps`` are those exact pieces (segment t = step t with the

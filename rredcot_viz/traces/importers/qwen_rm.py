@@ -3,7 +3,7 @@ question, gt, solution, level, system, response: [8], pred: [8], score: [8 bool]
 
 Mapping: one trace per sample k (a group of G = 8 per record), ``cot`` = ``response[k]``, ``final_answer`` =
 ``pred[k]`` (the harness's extracted answer), ``correct`` = ``score[k]`` (the harness's correctness label),
-``reference_answer`` = ``gt``, ``reference_solution`` = ``solution`` (the MATH reference, METHOD.md §3.2).
+``reference_answer`` = ``gt``, ``reference_solution`` = ``solution`` (the MATH reference, docs/method.md §3.2).
 ``metadata``: ``group`` = ``idx`` (the group id), ``sample`` = k, ``pred``, ``rm_score`` = ``pred_score[k][0]``
 (an unbounded outcome-RM score), ``level``, ``system`` (the system prompt; the exact chat prompt is not stored,
 so ``prompt`` stays None). No step labels. ``trace_id`` = ``"<idx>/<k>"``.

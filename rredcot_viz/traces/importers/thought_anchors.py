@@ -11,7 +11,7 @@ normalised whitespace, so a chunk that spans a paragraph break reads ``"a. b"`` 
 is the trace's own text (the words are compared exactly; only whitespace differs). Text between two chunks
 must be whitespace, so nothing of the reasoning is skipped. ``metadata["respaced_chunks"]`` counts such chunks.
 
-Index convention (METHOD.md §0.2): ``chunk_idx`` i is 0-based, segment t = i + 1; ``accuracy[i]`` is the MC
+Index convention (docs/method.md §0.2): ``chunk_idx`` i is 0-based, segment t = i + 1; ``accuracy[i]`` is the MC
 value of the state *before* chunk i, stored as ``step_values["mc_accuracy"][i]``. The importances
 (``ta_resampling_importance`` = ``accuracy[i+1] - accuracy[i]``, ``ta_counterfactual_importance``,
 ``ta_forced_importance``) are per chunk i, i.e. per segment t = i + 1, and go to ``step_scores``. A missing

@@ -18,7 +18,7 @@ class GRPOConfig(TrainConfig):
 class GRPO(TrainingMethod):
     name = "grpo"
     Config = GRPOConfig
-    provenance = "DeepSeekMath (arXiv 2402.03300); population std as in METHOD.md §5"
+    provenance = "DeepSeekMath (arXiv 2402.03300); population std as in docs/method.md §5"
 
     def advantages(self, groups: list[Group], scorer: CreditScorer) -> None:
         broadcast_group_advantages(groups)

@@ -1,5 +1,5 @@
 """What RRPO and SRPO share: a base group plus a reset group sampled from the clean prefix of one failed
-parent chain (METHOD.md §9, arXiv 2605.25507; code Ankur-Samanta/SRPO @ 67f4a26). They differ only in where
+parent chain (docs/method.md §9, arXiv 2605.25507; code Ankur-Samanta/SRPO @ 67f4a26). They differ only in where
 the reset goes (``reset_step``).
 
 Phase 1 samples fresh chains (at most ``max_fresh_attempts``, four at a time); the first failure becomes the
@@ -46,7 +46,7 @@ LAYOUTS = {"1x4": (4, 1, 4), "2x4": (0, 2, 4), "1x8": (0, 1, 8)}  # base size, p
 
 @dataclass(frozen=True)
 class ResetConfig(TrainConfig):
-    loss: str = setting("reinforce", "SRPO's loss (METHOD.md §9.4): the sequence mean of token means of A log pi "
+    loss: str = setting("reinforce", "SRPO's loss (docs/method.md §9.4): the sequence mean of token means of A log pi "
                         "(REINFORCE), or the PPO clipped surrogate with a token mean", choices=LOSSES)  # fmt: skip
     layout: str = setting("1x4", "base group + reset groups: 4 + 1x4, 0 + 2x4 or 0 + 1x8 (8 trained rollouts)",
                           choices=tuple(LAYOUTS))  # fmt: skip

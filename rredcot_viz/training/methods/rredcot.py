@@ -1,4 +1,4 @@
-"""``rredcot``: per-segment advantages from RREDCoT's redistributed reward (METHOD.md §5): every rollout is
+"""``rredcot``: per-segment advantages from RREDCoT's redistributed reward (docs/method.md §5): every rollout is
 segmented, its sigma estimated with the current policy (the analyzer's scoring plan), and sigma coupled to
 token advantages over the group. Every credit setting (segmentation, estimator, coupling ``value_baseline`` by
 default or ``a`` / ``b`` / ``c``, ``coupling_lambda``, ``gae_lambda``) is the config's ``credit``, the same

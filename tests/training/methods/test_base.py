@@ -1,4 +1,4 @@
-"""What every training method shares (training/methods/base.py): group advantages against METHOD.md's tables."""
+"""What every training method shares (training/methods/base.py): group advantages against docs/method.md's tables."""
 
 from __future__ import annotations
 
