@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from import_cli import run_cli
 
 from rredcot_viz.cli import main
 from rredcot_viz.errors import ConfigError, ImportFormatError, TraceError
@@ -20,13 +21,6 @@ def jsonl(tmp_path: Path, name: str, records: list) -> Path:
     path = tmp_path / name
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(["import", *argv])
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err + captured.out
-    return code, captured.out, captured.err
 
 
 def test_latin1_file_names_byte_offset_line_and_the_encoding_option(tmp_path: Path, capsys) -> None:

@@ -12,8 +12,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from import_cli import run_cli
 
-from rredcot_viz.cli import main
 from rredcot_viz.errors import ImportFormatError
 from rredcot_viz.traces.importers import import_file, readers
 from rredcot_viz.traces.importers.readers import dataset_files, iter_records, reader_name
@@ -38,13 +38,6 @@ def write_arrow_stream(path: Path, rows: list[dict]) -> Path:
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return path
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(["import", *argv])
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err + captured.out
-    return code, captured.out, captured.err
 
 
 def outcomes(path: Path, **options) -> list[float | None]:
