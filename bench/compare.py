@@ -26,6 +26,10 @@ A row beats the controls when the paired bootstrap interval of (row - control) i
 Cost per row: tokens (scored + generated) and seconds per trace, each method on a cold cache (seconds on one
 thread: ``--workers`` processes of one thread score the traces, 2 by default for the 2 cores).
 
+Sampling: ``--sampler`` (``local``, the default, or ``openai`` with ``--sampler-url`` etc.: an OpenAI-compatible
+server such as vLLM on the same model, probed before the first request) draws the screening samples and every
+Monte Carlo rollout; which one is part of the protocol, so a resumed run never mixes backends.
+
 Resumable: every scored trace is written to ``--out`` at once; ``--resume`` continues a run with the same
 protocol (more problems with a larger ``--problems``, the traces not yet scored), ``--minutes`` stops starting
 traces after that long (never on a result; the splits are scored in turn, so both grow alike), and
@@ -60,10 +64,12 @@ from rredcot_viz.attribution.agreement import (
     spearman,
     value_at_budget,
 )
+from rredcot_viz.cli.model_commands import add_sampler_arguments, sampler_from_args, sampler_spec_from_args
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.estimators.rredcot import RREDCoTConfig
+from rredcot_viz.model.backends import Sampler
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.paths import PROJECT_ROOT, shared_data_dir
@@ -86,7 +92,8 @@ CONTROLS = ("last_segment", "position", "random")
 ATTRIBUTIONS = ("loo", "shapley", "grad_x_input", "attention")
 SPLITS = ("selection", "evaluation")
 # what must match for a resumed run to add traces to a saved one
-PROTOCOL = ("seed", "exclude_seed", "split_seed", "screen", "min_lines", "segmenter", "k", "mc_max_tokens")
+PROTOCOL = ("seed", "exclude_seed", "split_seed", "screen", "min_lines", "segmenter", "k", "mc_max_tokens", "sampler")
+SAVED_BEFORE_BACKENDS = {"sampler": "local"}  # a protocol saved before --sampler existed sampled locally
 
 
 def estimator_rows() -> dict[str, tuple[str, dict]]:
@@ -159,7 +166,7 @@ def one_operation(problems: list[Problem]) -> list[Problem]:
 
 
 def screen_problems(
-    lm: LanguageModel, pool: list[Problem], first: int, args: argparse.Namespace
+    lm: LanguageModel, sampler: Sampler, pool: list[Problem], first: int, args: argparse.Namespace
 ) -> tuple[list[dict], list[dict]]:
     """Screen ``pool[first:]`` (``--screen`` samples each, row j of problem i seeded seed * 10^5 + 100 i + j):
     every problem's pass rate, and its traces (``draw_from_samples``)."""
@@ -169,7 +176,7 @@ def screen_problems(
     )
     rows = [(i, j) for i in todo for j in range(args.screen)]
     prompts = [lm.encode_prompt(problem_prompt(lm, pool[i])) for i, _ in rows]
-    result = lm.sample(prompts, [sample_seed(args.seed, i, j) for i, j in rows], config) if rows else None
+    result = sampler.sample(prompts, [sample_seed(args.seed, i, j) for i, j in rows], config) if rows else None
     texts = {i: [result.generations[n * args.screen + j].text for j in range(args.screen)] for n, i in enumerate(todo)}
     return draw_from_samples(lm, pool, texts, args)
 
@@ -250,12 +257,13 @@ def segmenter_of(args: argparse.Namespace):
     return segmenters.get(args.segmenter)(**options)
 
 
-def score_trace(lm: LanguageModel, drawn: dict, args: argparse.Namespace) -> TraceResult:
-    """Every row on one trace, each on a cold cache (so its cost is its own); no scores when not usable."""
+def score_trace(lm: LanguageModel, sampler: Sampler, drawn: dict, args: argparse.Namespace) -> TraceResult:
+    """Every row on one trace, each on a cold cache (so its cost is its own), Monte Carlo's rollouts drawn by
+    ``sampler``; no scores when not usable."""
     trace = as_trace(drawn, lm.name)
     segmenter = segmenter_of(args)
     analysis_config = AnalysisConfig(scope="whole", boundaries="segmenter")  # the answer line is the last segment
-    mc_analyzer = Analyzer(lm, analysis_config)
+    mc_analyzer = Analyzer(lm, analysis_config, sampler=sampler)
     mc = estimators.get("mc")(
         rollouts=REFERENCE_N + max(MC_NS),
         max_new_tokens=args.mc_max_tokens,
@@ -311,7 +319,7 @@ def score_trace(lm: LanguageModel, drawn: dict, args: argparse.Namespace) -> Tra
 
 
 def scored_in_order(
-    lm: LanguageModel, todo: list[dict], args: argparse.Namespace
+    lm: LanguageModel, sampler: Sampler, todo: list[dict], args: argparse.Namespace
 ) -> Iterator[tuple[TraceResult, float]]:
     """Each trace's result and its seconds, in order. With ``--workers N`` the traces are scored by N processes
     of one thread each (a small model's batched sampling gains little from a second thread); no new trace is
@@ -322,7 +330,7 @@ def scored_in_order(
             if time.perf_counter() > deadline:
                 return
             started = time.perf_counter()
-            yield score_trace(lm, drawn, args), time.perf_counter() - started
+            yield score_trace(lm, sampler, drawn, args), time.perf_counter() - started
         return
     pool = model_pool(args.workers)
     waiting = iter(todo)
@@ -349,9 +357,14 @@ def alternate_splits(todo: list[dict]) -> list[dict]:
     return [d for turn in turns for d in turn if d is not None]
 
 
+_WORKER_SAMPLER: list[Sampler] = []
+
+
 def _score_in_worker(drawn: dict, args: argparse.Namespace) -> tuple[TraceResult, float]:
     started = time.perf_counter()
-    return score_trace(worker_model(), drawn, args), time.perf_counter() - started
+    if not _WORKER_SAMPLER:  # built (and a server probed) once per worker process
+        _WORKER_SAMPLER.append(sampler_spec_from_args(args).build(worker_model()))
+    return score_trace(worker_model(), _WORKER_SAMPLER[0], drawn, args), time.perf_counter() - started
 
 
 # ---------------------------------------------------------------------------------------------- the saved file
@@ -447,6 +460,7 @@ def main() -> None:
     parser.add_argument(
         "--report-from", metavar="JSON", type=Path, help="no model: the report and last line of a saved run again"
     )
+    add_sampler_arguments(parser)
     args = parser.parse_args()
     if args.report_from:
         saved = json.loads(args.report_from.read_text())
@@ -462,15 +476,17 @@ def main() -> None:
     results: list[TraceResult] = []
     if args.resume and args.out.is_file():
         saved = json.loads(args.out.read_text())
-        mismatched = {k: (saved["protocol"][k], v) for k, v in protocol.items() if saved["protocol"][k] != v}
+        saved_protocol = SAVED_BEFORE_BACKENDS | saved["protocol"]
+        mismatched = {k: (saved_protocol[k], v) for k, v in protocol.items() if saved_protocol[k] != v}
         if mismatched:
             raise SystemExit(f"--resume: {args.out} was run with another protocol (saved, asked): {mismatched}")
         screened, drawn = saved["screened"], saved["drawn"]
         results = [from_record(r) for r in saved["traces"]]
         print(f"resuming {args.out}: {len(screened)} problems screened, {len(results)} of {len(drawn)} traces scored")
     lm = LanguageModel.load()
+    sampler = sampler_from_args(args, lm)
     pool = problem_pool(args.problems, args.seed)
-    new_screened, new_drawn = screen_problems(lm, pool, len(screened), args)
+    new_screened, new_drawn = screen_problems(lm, sampler, pool, len(screened), args)
     screened, drawn = screened + new_screened, drawn + new_drawn
     rates = [s["pass_rate"] for s in new_screened]
     print(
@@ -484,7 +500,7 @@ def main() -> None:
     done = {r.trace.trace_id for r in results}
     todo = alternate_splits([d for d in drawn if d["trace"] not in done])
     print(f"split before scoring: {Counter(d['split'] for d in drawn)}; {len(todo)} traces to score", flush=True)
-    for count, (result, seconds) in enumerate(scored_in_order(lm, todo, args), 1):
+    for count, (result, seconds) in enumerate(scored_in_order(lm, sampler, todo, args), 1):
         results.append(result)
         save(args.out, protocol, screened, drawn, results)
         nonfinal = result.k - 1

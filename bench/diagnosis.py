@@ -12,7 +12,8 @@ detector's F1 minus each baseline's. Last line: ``n records_runnable_pct best_de
 always_no_error_f1 uniform_random_f1 seconds_per_record`` (over both splits; the best detector is the split-best
 with the higher F1) plus ``beats_trivial`` (yes when on some split the best detector's F1 exceeds every trivial
 baseline's with the bootstrap 2.5th percentile of the difference above 0) and ``beats_outcome_controls`` (the
-same against the ``outcome_then_*`` controls too, which read the outcome label).
+same against the ``outcome_then_*`` controls too, which read the outcome label). ``--sampler openai
+--sampler-url URL`` sends the sampling detectors' rollouts to an OpenAI-compatible server (vLLM) instead.
 
     .venv/bin/python bench/diagnosis.py --detectors step_verifier --per-class 30   # 120 records, about 6 min
 
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from rredcot_viz.cli.analysis_commands import format_table
+from rredcot_viz.cli.model_commands import add_sampler_arguments, sampler_from_args
 from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
 from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.processbench import baseline_predictions, f1_score, score
@@ -123,6 +125,7 @@ def main() -> None:
     for name in detectors.names():  # the CLI's generated options: --<detector>-<setting> VALUE
         add_settings_arguments(parser, {name: detectors.get(name).Config}, prefix=name, title=f"{name} settings")
     parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(CATALOGUE))
+    add_sampler_arguments(parser)  # where the sampling detectors (mc[self_consistency]) draw their rollouts
     args = parser.parse_args()
     options: dict[str, dict] = {detectors.resolve(n): {} for n in args.detectors.split(",") if n}
     for name in options:
@@ -144,8 +147,12 @@ def main() -> None:
         print(f"  {request.data.name}: " + " | ".join([*plan.notes, *(c.line() for c in plan.capabilities)]))
 
     lm = LanguageModel.load(ModelConfig(source=args.model))
+    sampler = sampler_from_args(args, lm)
     started = time.perf_counter()
-    outcomes = [run_evaluation(lm, request, progress, plan=plan) for request, plan in zip(requests, plans, strict=True)]
+    outcomes = [
+        run_evaluation(lm, request, progress, plan=plan, sampler=sampler)
+        for request, plan in zip(requests, plans, strict=True)
+    ]
     seconds = time.perf_counter() - started
     if len(outcomes) == 2:
         first, second = outcomes

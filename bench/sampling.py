@@ -1,16 +1,16 @@
 """Monte Carlo through the local sampler and through an inference engine (vLLM), paired in one run.
 
-On the longest sample trace, segmented by the hybrid segmenter, draws ``--rollouts`` continuations from every
-state with the project's sampler (``torch`` on ``--threads`` threads) and through the ``openai`` backend against
-a vLLM server with the same number of compute threads, alternating state by state so that both see the same
-machine. Both backends use the same seeds, token cap and stop rules (the server's rollouts are cut where the
-local sampler would stop). Prints per backend the tokens each generated per second (the engine counts what it
-generated, including tokens after a stated answer that the rollout drops) and the rollout tokens per second
-(only the kept tokens, the same count for both), and the two value curves side by side with their Wilson 95%
-intervals. Without ``--url`` it starts the engine itself (``scripts/dev engine`` on a spare port, stopped at
-the end). The last line is ``engine_over_local_tokens_per_s=<x> rollout_tokens_ratio=<y> mc_wall_ratio=<z>
-max_value_diff=<d> max_value_diff_in_ci=<0|1>`` (1 when every state's two values lie inside each other's
-Wilson intervals).
+On the longest sample trace (``--trace`` names another), segmented by the hybrid segmenter, draws ``--rollouts``
+continuations from every state with the project's sampler (``torch`` on ``--threads`` threads) and through the
+``openai`` backend against a vLLM server with the same number of compute threads, alternating state by state so
+that both see the same machine. Both backends use the same seeds, token cap and stop rules (the server's rollouts
+are cut where the local sampler would stop). Prints per backend the tokens each generated per second (the engine
+counts what it generated, including tokens after a stated answer that the rollout drops) and the rollout tokens per
+second (only the kept tokens, the same count for both), and the two value curves side by side with their Wilson 95%
+intervals. Without ``--url`` it starts the engine itself (``scripts/dev engine`` on a spare port, stopped at the
+end). The last line is ``engine_over_local_tokens_per_s=<x> rollout_tokens_ratio=<y> mc_wall_ratio=<z>
+max_value_diff=<d> max_value_diff_in_ci=<0|1>`` (1 when every state's two values lie inside each other's Wilson
+intervals).
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ def main() -> None:
     parser.add_argument("--url", help="a running engine (default: start one with --threads threads)")
     parser.add_argument("--port", type=int, default=8012, help="port of the engine this bench starts")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trace", help="a sample trace's id (default: the longest, the speed protocol; a short one "
+                        "the model can finish from shows the value curves apart from 0)")  # fmt: skip
     parser.add_argument("--scope", default="reasoning", help="what is segmented (whole: the answer line is the last "
                         "segment, so the last state's rollouts can reach the answer)")  # fmt: skip
     args = parser.parse_args()
@@ -91,7 +93,10 @@ def main() -> None:
 
 def run(args: argparse.Namespace, url: str, port: int | None) -> None:
     lm = LanguageModel.load()
-    trace = max(sample_traces(), key=lambda t: len(t.cot))
+    traces = {t.trace_id: t for t in sample_traces()}
+    if args.trace and args.trace not in traces:
+        raise SystemExit(f"--trace {args.trace!r} is not a sample trace; the sample traces: {', '.join(traces)}")
+    trace = traces[args.trace] if args.trace else max(traces.values(), key=lambda t: len(t.cot))
     segmenter = segmenters.get("hybrid")(k=args.k)
     estimator = estimators.get("mc")(rollouts=args.rollouts, max_new_tokens=args.max_new_tokens, seed=args.seed)
     config = AnalysisConfig(scope=args.scope, boundaries="states")

@@ -1,11 +1,13 @@
 """Packing many continuations after many prefixes of one sequence into a few forward passes.
 
 The sequence's key/value cache is computed once. Each continuation becomes a *block*
-``[ids[cut-1]] + context + target`` placed after the cached sequence, with a custom attention mask: block
+``[ids[cut-1]] + context + target[:-1]`` placed after the cached sequence, with a custom attention mask: block
 tokens see the cached positions ``< cut-1`` and the earlier tokens of their own block, and take the
 positions ``cut-1, cut, ...`` they would have had in a re-encoded prefix. Repeating the prefix's last token
 costs one token per block and makes the first target token's log-prob come out of the same pass (it is
-predicted by that repeated token), so nothing of the long prefix pass has to be kept but its cache.
+predicted by that repeated token), so nothing of the long prefix pass has to be kept but its cache. The last
+target token only needs to be predicted, never read, so it is not in the block: a block costs exactly as many
+tokens as it has context and target tokens.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ class Continuation:
 
     @property
     def block_length(self) -> int:
-        return 1 + len(self.context) + len(self.target)
+        """Tokens in the block: the repeated prefix token, the context and the target but its last token."""
+        return len(self.context) + max(len(self.target), 1)
 
 
 @dataclass
@@ -78,7 +81,7 @@ def build_chunk(
     for index in members:
         request = requests[index]
         starts.append(len(tokens))
-        block = [ids[request.cut - 1], *request.context, *request.target]
+        block = [ids[request.cut - 1], *request.context, *request.target][: request.block_length]
         tokens.extend(block)
         positions.extend(range(request.cut - 1, request.cut - 1 + len(block)))
     length = len(tokens)

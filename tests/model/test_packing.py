@@ -27,8 +27,9 @@ def test_packed_equals_naive_on_every_cut(tiny):
     for got, want in zip(packed.logprobs, naive.logprobs, strict=True):
         assert got.shape == (len(answer),)
         np.testing.assert_allclose(got, want, atol=1e-4)
-    # reuse: the sequence once plus one block (repeated token + trigger + answer) per cut, versus every prefix again
-    assert packed.cost.tokens_processed == len(ids) + len(requests) * (1 + len(trigger) + len(answer))
+    # reuse: the sequence once plus one block per cut (the repeated token, the trigger and the answer but its last
+    # token, which is predicted and never read), versus every prefix again
+    assert packed.cost.tokens_processed == len(ids) + len(requests) * (len(trigger) + len(answer))
     assert naive.cost.tokens_processed == sum(range(1, len(ids) + 1)) + len(requests) * (len(trigger) + len(answer))
 
 
@@ -60,7 +61,7 @@ def test_packed_equals_naive_property(tiny, data, pack):
 
 
 def test_plan_chunks_respects_budget_and_order():
-    requests = [Continuation(5, (1, 2), (3,)) for _ in range(5)]  # block length 4 each
+    requests = [Continuation(5, (1, 2), (3, 4)) for _ in range(5)]  # block length 4 each
     assert plan_chunks(requests, 8) == [[0, 1], [2, 3], [4]]  # equal cuts keep their order
     assert plan_chunks(requests, 3) == [[0], [1], [2], [3], [4]]  # oversize blocks get their own chunk
 
@@ -69,20 +70,20 @@ def test_build_chunk_mask_layout():
     ids = [10, 11, 12, 13, 14]
     requests = [Continuation(3, (7,), (8, 9)), Continuation(1, (), (6,))]
     chunk = build_chunk(ids, requests, [0, 1], past_length=len(ids), dtype=torch.float32)
-    # block 0 = [ids[2], 7, 8, 9] at positions 2..5; block 1 = [ids[0], 6] at positions 0..1
-    assert chunk.input_ids.tolist() == [[12, 7, 8, 9, 10, 6]]
-    assert chunk.position_ids.tolist() == [[2, 3, 4, 5, 0, 1]]
+    # block 0 = [ids[2], 7, 8] at positions 2..4 (its last target token, 9, is predicted, never read);
+    # block 1 = [ids[0]] at position 0
+    assert chunk.input_ids.tolist() == [[12, 7, 8, 10]]
+    assert chunk.position_ids.tolist() == [[2, 3, 4, 0]]
     allowed = (chunk.attention_mask[0, 0] == 0).int().tolist()
-    assert allowed[0] == [1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0]  # past < cut-1 = 2, then itself
-    assert allowed[3] == [1, 1, 0, 0, 0, 1, 1, 1, 1, 0, 0]
-    assert allowed[4] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]  # cut 1: no past at all
-    assert allowed[5] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]
+    assert allowed[0] == [1, 1, 0, 0, 0, 1, 0, 0, 0]  # past < cut-1 = 2, then itself
+    assert allowed[2] == [1, 1, 0, 0, 0, 1, 1, 1, 0]
+    assert allowed[3] == [0, 0, 0, 0, 0, 0, 0, 0, 1]  # cut 1: no past at all
     # logits kept at the positions that predict the targets: 7 -> predicts 8, 8 -> 9; ids[0] -> 6
-    assert chunk.keep.tolist() == [1, 2, 4]
+    assert chunk.keep.tolist() == [1, 2, 3]
     assert chunk.target_ids.tolist() == [8, 9, 6]
     assert chunk.target_slices == [slice(0, 2), slice(2, 3)]
 
 
 def test_plan_chunks_takes_longest_prefixes_first():
-    requests = [Continuation(cut, (), (1, 2)) for cut in (3, 9, 5, 9)]  # block length 3 each
+    requests = [Continuation(cut, (), (1, 2, 3)) for cut in (3, 9, 5, 9)]  # block length 3 each
     assert plan_chunks(requests, 6) == [[1, 3], [2, 0]]

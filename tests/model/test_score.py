@@ -84,7 +84,7 @@ def test_branches_share_the_stem_and_equal_naive_re_encoding(tiny):
         whole = tiny.token_stats(ids, len(stem))
         np.testing.assert_allclose(scores.stats[branch].entropies, whole.entropies, atol=1e-5)
         np.testing.assert_allclose(scores.stats[branch].logprobs, whole.logprobs, atol=1e-5)
-    block = 1 + len(context) + len(target)
+    block = len(context) + len(target)  # the repeated prefix token in, the last target token (never read) out
     stem_requests = 2  # the two cuts inside the stem are the same for every branch: scored once
     expected = (len(stem) - 1) + sum(1 + len(t) for t in tails) + (2 * len(tails) + stem_requests) * block
     assert scores.cost.calls == 1 and scores.cost.tokens_processed == expected
