@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
 from workers import model_pool, worker_model
 
 from rredcot_viz.attribution.agreement import (
@@ -325,7 +326,8 @@ def scored_in_order(
     of one thread each (a small model's batched sampling gains little from a second thread); no new trace is
     started once ``--minutes`` have passed (a budget of time, never of results, so stopping picks no traces)."""
     deadline = time.perf_counter() + 60 * args.minutes if args.minutes else float("inf")
-    if args.workers == 1:
+    if args.workers == 1:  # one thread here too: torch's default beside another job made traces 5x slower
+        torch.set_num_threads(1)
         for drawn in todo:
             if time.perf_counter() > deadline:
                 return

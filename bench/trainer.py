@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from workers import model_pool, worker_model
 
 from rredcot_viz.estimators.base import ValueEstimator
@@ -183,8 +184,10 @@ def run_seed(lm: LanguageModel, seed: int, args: argparse.Namespace, runs: list[
 
 def seed_results(args: argparse.Namespace, runs: list[str]) -> Iterator[SeedResult]:
     """Each seed's result in seed order. With ``--workers N`` the seeds run in N processes of one thread each (a
-    small model's step gains little from a second thread); each process loads the model once."""
+    small model's step gains little from a second thread); each process loads the model once. With 1, this process
+    runs them on one thread too: torch's default (every core) beside another job oversubscribes the cores."""
     if args.workers == 1:
+        torch.set_num_threads(1)
         lm = LanguageModel.load(ModelConfig(source=args.model))
         for seed in range(args.seeds):
             yield run_seed(lm, seed, args, runs)
