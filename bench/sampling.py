@@ -8,9 +8,12 @@ are cut where the local sampler would stop). Prints per backend the tokens each 
 counts what it generated, including tokens after a stated answer that the rollout drops) and the rollout tokens per
 second (only the kept tokens, the same count for both), and the two value curves side by side with their Wilson 95%
 intervals. Without ``--url`` it starts the engine itself (``scripts/dev engine`` on a spare port, stopped at the
-end). The last line is ``engine_over_local_tokens_per_s=<x> rollout_tokens_ratio=<y> mc_wall_ratio=<z>
-max_value_diff=<d> max_value_diff_in_ci=<0|1>`` (1 when every state's two values lie inside each other's Wilson
-intervals).
+end). The control: the local sampler again with other seeds (``local'``), so each check shows what chance alone
+gives on the same states. The last line is ``engine_over_local_tokens_per_s=<x> rollout_tokens_ratio=<y>
+mc_wall_ratio=<z> max_value_diff=<d> max_value_diff_in_ci=<0|1>`` (1 when every state's two values lie inside each
+other's Wilson intervals) ``control_value_diff_in_ci=<0|1>`` (the same for the control) and
+``engine_states_differing=<n> control_states_differing=<n>`` (states whose Newcombe 95% interval of the
+difference from the local value excludes 0).
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from rredcot_viz.model.backends.openai import OpenAIConfig
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.meter import measure
 from rredcot_viz.segmenters import segmenters
-from rredcot_viz.stats import wilson_interval
+from rredcot_viz.stats import newcombe_difference, wilson_interval
 from rredcot_viz.traces.io import sample_traces
 from rredcot_viz.types import CallCost
 
 ROOT = Path(__file__).resolve().parent.parent
 SLACK = 1e-9  # a Wilson bound at k = 0 or k = n is off by rounding
+CONTROL = "local'"  # the local sampler again with other seeds: what chance alone gives
 
 
 def start_engine(threads: int, port: int) -> str:
@@ -133,19 +137,36 @@ def run(args: argparse.Namespace, url: str, port: int | None) -> None:
             + ", ".join(f"{n} {spent[n].tokens_generated} tok {spent[n].seconds:.0f} s" for n in backends)
         )
     results = {name: a.analyze(trace, segmenter, estimator) for name, a in backends.items()}
+    # the control: the local sampler again with other seeds, so the same checks show what chance alone gives
+    other_seeds = estimators.get("mc")(rollouts=args.rollouts, max_new_tokens=args.max_new_tokens, seed=args.seed + 1)
+    results[CONTROL] = Analyzer(lm, config).analyze(trace, segmenter, other_seeds)
 
-    print("\nstate  V_local [Wilson 95%]      V_engine [Wilson 95%]     |diff|")
-    inside = []
+    print(f"\nV at each state, Wilson 95% (local' = the local sampler with other seeds, the control); differences "
+          f"from local with Newcombe 95% intervals ({args.rollouts} rollouts each)")  # fmt: skip
+    print(f"{'state':6} {'V_local':>20} {'V_engine':>20} {'V_local_other':>20} {'engine - local':>24} "
+          f"{'local_other - local':>24}")  # fmt: skip
+    inside: dict[str, list[bool]] = {"engine": [], CONTROL: []}
+    differs = {"engine": 0, CONTROL: 0}
+    per_state = {n: results[n].values.components["successes"][:-1].astype(int) for n in results}
     for t in range(len(prefixes)):
-        (lv, ev) = (results[n].values.values[t] for n in backends)
-        (li, ei) = (results[n].values.intervals["V_mc"][t] for n in backends)
-        inside.append(li[0] - SLACK <= ev <= li[1] + SLACK and ei[0] - SLACK <= lv <= ei[1] + SLACK)
-        mark = "" if inside[-1] else "  outside"
-        print(f"s_{t + 1:<4} {lv:.3f} [{li[0]:.2f}, {li[1]:.2f}]      {ev:.3f} [{ei[0]:.2f}, {ei[1]:.2f}]     "
-              f"{abs(lv - ev):.3f}{mark}")  # fmt: skip
-    successes = {n: int(results[n].values.components["successes"][:-1].sum()) for n in backends}
+        value = {n: results[n].values.values[t] for n in results}
+        interval = {n: results[n].values.intervals["V_mc"][t] for n in results}
+        cells = [f"{value[n]:.3f} [{interval[n][0]:.2f}, {interval[n][1]:.2f}]" for n in results]
+        for other in inside:
+            li, oi = interval["local"], interval[other]
+            inside[other].append(li[0] - SLACK <= value[other] <= li[1] + SLACK
+                                 and oi[0] - SLACK <= value["local"] <= oi[1] + SLACK)  # fmt: skip
+            low, high = newcombe_difference(per_state["local"][t], args.rollouts, per_state[other][t], args.rollouts)
+            differs[other] += int(low > 0 or high < 0)
+            cells.append(f"{value[other] - value['local']:+.3f} [{low:+.2f}, {high:+.2f}]"
+                         + ("" if inside[other][-1] else " *"))  # fmt: skip
+        print(
+            f"s_{t + 1:<4} " + " ".join(f"{c:>20}" for c in cells[:3]) + " " + " ".join(f"{c:>24}" for c in cells[3:])
+        )
+    print("* a value outside the other's Wilson interval")
+    successes = {n: int(per_state[n].sum()) for n in results}
     total = len(prefixes) * args.rollouts
-    for name in backends:
+    for name in results:
         low, high = wilson_interval(successes[name], total)
         print(f"{name}: {successes[name]}/{total} rollouts correct overall [{low:.3f}, {high:.3f}]")
 
@@ -163,7 +184,9 @@ def run(args: argparse.Namespace, url: str, port: int | None) -> None:
         f"engine_over_local_tokens_per_s={rates['engine'] / rates['local']:.2f} "
         f"rollout_tokens_ratio={rollout_rates['engine'] / rollout_rates['local']:.2f} "
         f"mc_wall_ratio={spent['local'].seconds / spent['engine'].seconds:.2f} "
-        f"max_value_diff={diff:.3f} max_value_diff_in_ci={int(all(inside))}"
+        f"max_value_diff={diff:.3f} max_value_diff_in_ci={int(all(inside['engine']))} "
+        f"control_value_diff_in_ci={int(all(inside[CONTROL]))} "
+        f"engine_states_differing={differs['engine']} control_states_differing={differs[CONTROL]}"
     )
 
 

@@ -20,7 +20,8 @@ def test_subsets_reuse_the_trace_prefix():
     lm = context.lm
     attributions.get("loo")(trigger="=").attribute(context, segmentation)
     processed = lm.meter.history[-1][1].tokens_processed
-    blocks = [1 + 3 * (4 - 1 - t) + 1 + 2 for t in range(4)] + [1 + 1 + 2]  # repeated token, later segments, "=", "7}"
+    # each block: the repeated token, the later segments, "=" and "7}" but its last token (predicted, never read)
+    blocks = [1 + 3 * (4 - 1 - t) + 1 + 2 - 1 for t in range(4)] + [1 + 1 + 2 - 1]
     assert processed == len(context.ids) + sum(blocks)
 
 
