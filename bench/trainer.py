@@ -182,6 +182,10 @@ def run_seed(lm: LanguageModel, seed: int, args: argparse.Namespace, runs: list[
     return result
 
 
+def seeds_of(args: argparse.Namespace) -> range:
+    return range(args.first_seed, args.first_seed + args.seeds)
+
+
 def seed_results(args: argparse.Namespace, runs: list[str]) -> Iterator[SeedResult]:
     """Each seed's result in seed order. With ``--workers N`` the seeds run in N processes of one thread each (a
     small model's step gains little from a second thread); each process loads the model once. With 1, this process
@@ -189,11 +193,11 @@ def seed_results(args: argparse.Namespace, runs: list[str]) -> Iterator[SeedResu
     if args.workers == 1:
         torch.set_num_threads(1)
         lm = LanguageModel.load(ModelConfig(source=args.model))
-        for seed in range(args.seeds):
+        for seed in seeds_of(args):
             yield run_seed(lm, seed, args, runs)
         return
     with model_pool(args.workers, args.model) as pool:
-        yield from pool.map(_run_seed_in_worker, range(args.seeds), itertools.repeat(args), itertools.repeat(runs))
+        yield from pool.map(_run_seed_in_worker, seeds_of(args), itertools.repeat(args), itertools.repeat(runs))
 
 
 def _run_seed_in_worker(seed: int, args: argparse.Namespace, runs: list[str]) -> SeedResult:
@@ -203,6 +207,8 @@ def _run_seed_in_worker(seed: int, args: argparse.Namespace, runs: list[str]) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1 (more "
+                        "seeds of an earlier run without repeating its own)")  # fmt: skip
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--eval-every", type=int, default=10)
     parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated rows of {', '.join(RUNS)}")
