@@ -179,8 +179,9 @@ def floor_tokens(lm: LanguageModel, credit: CreditConfig, problem: Problem, prom
     return sequence + len(positions)
 
 
-def token_table(lm: LanguageModel, lengths: list[int], ks: list[int]) -> tuple[float, float]:
-    """Part 1: credit tokens / completion tokens, today's packing and the control, for every length and K."""
+def token_table(lm: LanguageModel, lengths: list[int], ks: list[int]) -> tuple[float, float, float]:
+    """Part 1: credit tokens / completion tokens, today's packing, the control and the floor, for every length and K;
+    returns the worst of each."""
     problem = builtin_split(10, 1)[0][0]
     print(f"part 1: tokens through the model per completion token, groups of {GROUP}, estimator rredcot "
           f"(tokenizer of {lm.tokenizer.name_or_path or 'the bench'}, {lm.name})")  # fmt: skip
