@@ -20,7 +20,9 @@ rate (last box names a step) with the share that got the fallback step.
 Writes ``bench/out/trainer_curves.csv`` and ``.png`` (mean over seeds with a min-max band). Last line:
 ``start_acc grpo_final rredcot_final srpo_final rrpo_final rredcot_minus_grpo correct_nonfinal_adv
 failed_nonfinal_adv uninformative_max_diff rredcot_over_grpo_step_time`` (+ the gae 0.5 run's final), then the
-reset figures ``reset_empty_prefix_share`` (SRPO and RRPO pooled, and each), ``reset_prefix_fraction``,
+reset figures ``reset_empty_prefix_share`` (SRPO and RRPO pooled, with its Wilson interval
+``reset_empty_prefix_low`` / ``_high``, and each), ``reset_uniform_empty_chance`` (the mean of 1/H over the
+parents: the share a uniform reset scatters around), ``reset_prefix_fraction``,
 ``localiser_parse_rate``, ``localiser_fallback_share`` and ``localiser_fallback`` (the rule).
 """
 
@@ -44,6 +46,7 @@ from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import PROJECT_ROOT
+from rredcot_viz.stats import wilson_interval
 from rredcot_viz.training import Trainer, builtin_split, quick
 from rredcot_viz.training.credit import couple_group, credit_estimator, group_sigmas
 from rredcot_viz.training.rollouts import Group
@@ -120,6 +123,7 @@ class CreditProbe:
 
 RESET_FIGURES = (
     "reset_empty_prefix_share",
+    "reset_uniform_empty_chance",
     "reset_prefix_fraction",
     "localiser_parse_rate",
     "localiser_fallback_share",
@@ -271,14 +275,23 @@ def main() -> None:
         print(f"{name} resets: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()))
     pooled = reset_figures([m for name in resets for m in steps[name]])
     fallback = quick("srpo").localizer_fallback
+    share, groups = pooled.get("reset_empty_prefix_share", float("nan")), int(pooled["reset_groups"])
+    low, high = wilson_interval(round(share * groups), groups) if groups else (float("nan"), float("nan"))
+    if groups:
+        print(
+            f"resets from an empty prefix: {round(share * groups)} of {groups} = {share:.3f}, Wilson 95% "
+            f"[{low:.3f}, {high:.3f}]; a uniform reset over the same parents' steps: "
+            f"{pooled.get('reset_uniform_empty_chance', float('nan')):.3f} (mean 1/H)"
+        )
     reset_line = (
-        f"reset_empty_prefix_share={pooled.get('reset_empty_prefix_share', float('nan')):.3f} "
+        f"reset_empty_prefix_share={share:.3f} reset_empty_prefix_low={low:.3f} reset_empty_prefix_high={high:.3f} "
+        f"reset_uniform_empty_chance={pooled.get('reset_uniform_empty_chance', float('nan')):.3f} "
         + "".join(
             f"{name}_reset_empty_prefix_share={resets[name].get('reset_empty_prefix_share', float('nan')):.3f} "
             for name in resets
         )
         + f"reset_prefix_fraction={pooled.get('reset_prefix_fraction', float('nan')):.3f} "
-        + f"reset_groups={int(pooled['reset_groups'])} "
+        + f"reset_groups={groups} "
         + f"localiser_parse_rate={resets.get('srpo', {}).get('localiser_parse_rate', float('nan')):.3f} "
         + f"localiser_fallback_share={resets.get('srpo', {}).get('localiser_fallback_share', float('nan')):.3f} "
         + f"localiser_fallback={fallback}"

@@ -37,7 +37,7 @@ def test_the_built_in_methods_declare_what_the_faces_used_to_list():
     assert estimators.having(live=True) == ["rredcot", "answer_only", "own_answer", "continue_only", "uniform"]
     assert estimators.having(credit=True) == ["rredcot", "answer_only", "continue_only"]
     assert estimators.having(samples=True) == ["mc"] and estimators.having(steps_only=True) == ["published_mc"]
-    assert segmenters.having(targets_count=True) == ["hybrid", "fixed_tokens", "adaptive_entropy"]
+    assert segmenters.having(targets_count=True) == ["hybrid", "fixed_tokens", "word_starts", "adaptive_entropy"]
     assert segmenters.having(scored_up_front=True) == ["keyword", "line", "paragraph", "sentence", "given"]
     assert segmenters.having(follows_steps=True) == ["given"]
 

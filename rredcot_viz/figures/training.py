@@ -27,6 +27,7 @@ METRIC_TITLES = {
     "seconds": "seconds per step",
     "reset_empty_prefix_share": "share of resets from an empty prefix (RRPO/SRPO)",
     "reset_prefix_fraction": "share of the parent kept by a reset (RRPO/SRPO)",
+    "reset_uniform_empty_chance": "chance a uniform reset starts empty, mean 1/H (RRPO/SRPO)",
     "localiser_parse_rate": "share of localiser replies whose last box names a step (SRPO)",
     "clip_fraction": "share of trained tokens the PPO clip binds on",
 }

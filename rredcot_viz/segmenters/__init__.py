@@ -2,7 +2,7 @@
 
 # Each import registers segmenters; the order is the order the CLI and the app list them in.
 from rredcot_viz.segmenters import hybrid, keyword, lines, sentence  # noqa: F401, I001
-from rredcot_viz.segmenters import fixed, adaptive, delimiter, given  # noqa: F401
+from rredcot_viz.segmenters import fixed, words, adaptive, delimiter, given  # noqa: F401
 from rredcot_viz.segmenters.base import (
     MergeStep,
     Segment,

@@ -199,6 +199,12 @@ def step_notes(metrics: dict, config: TrainConfig) -> list[str]:
         notes.append(
             f"{int(present['reset_groups'])} reset group(s): {present['reset_empty_prefix_share']:.0%} from an "
             f"empty prefix (the question alone), {present['reset_prefix_fraction']:.0%} of the parent kept on average"
+            + (
+                f"; a uniform reset over these parents' steps starts empty with chance "
+                f"{present['reset_uniform_empty_chance']:.0%} (mean 1/H, {present['reset_steps_mean']:.1f} steps)"
+                if "reset_uniform_empty_chance" in present and "reset_steps_mean" in present
+                else ""
+            )
         )
     if "localiser_parse_rate" in present:
         fallback = getattr(config, "localizer_fallback", "first")

@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rredcot_viz.segmenters import SegmenterInput, segmenters
+from rredcot_viz.segmenters.base import MAX_K
+from rredcot_viz.segmenters.words import word_starts
 
 from .inputs import char_input
 
@@ -43,7 +45,17 @@ TEXT_ALPHABET = st.sampled_from([*list("ab .?!\n"), "Wait", " So", "But ", "\n\n
 @given(
     pieces=st.lists(TEXT_ALPHABET, min_size=1, max_size=60),
     name=st.sampled_from(
-        ["hybrid", "keyword", "line", "paragraph", "sentence", "fixed_tokens", "delimiter", "adaptive_entropy"]
+        [
+            "hybrid",
+            "keyword",
+            "line",
+            "paragraph",
+            "sentence",
+            "fixed_tokens",
+            "word_starts",
+            "delimiter",
+            "adaptive_entropy",
+        ]
     ),
     k=st.one_of(st.none(), st.integers(1, 12)),
     seed=st.integers(0, 5),
@@ -54,13 +66,13 @@ def test_every_segmenter_tiles_the_text(pieces, name, k, seed, words):
     if not text.strip():
         text = "x" + text
     inp = word_input(text, seed) if words else char_input(text, np.random.default_rng(seed).random(len(text)))
-    segmenter = (
-        segmenters.get(name)(k=k) if name in ("hybrid", "fixed_tokens", "adaptive_entropy") else segmenters.get(name)()
-    )
+    segmenter = segmenters.get(name)(k=k) if segmenters.get(name).targets_count else segmenters.get(name)()
     segmentation = segmenter.segment(inp)
     assert_tiles(segmentation, inp)
     if k is not None and name == "hybrid":
         assert segmentation.k <= k
+    if name == "word_starts" and text[:1].strip():  # as many pieces as asked for, or one per word
+        assert segmentation.k == min(k or MAX_K, len(word_starts(inp)) + 1)
     assert set(segmentation.cuts) <= set(segmenter.candidate_cuts(inp)) or name == "adaptive_entropy"
 
 

@@ -12,10 +12,12 @@ prefix x 4, default), 2x4 (2 parents x 4), 1x8 (1 parent x 8, localiser at tempe
 The parent's steps (the thoughts a reset lands between) are its own cut of the whole completion, not the
 credit segments: its ``</thought>`` thoughts when it writes them, else its line and keyword pieces merged down
 to ``reset_steps`` (the analyzer's hybrid segmenter), or, when it has fewer pieces than that (the built-in
-task's completions are 2-3 lines), ``reset_steps`` pieces of about equal length snapped to word starts
-(``fixed_tokens``). Step 1 is the empty prefix, so with H steps a uniform reset starts from the question with
-probability 1/H; every step logs the share of resets that did (``reset_empty_prefix_share``) and the mean
-share of the parent kept (``reset_prefix_fraction``).
+task's completions are 2-3 lines), ``reset_steps`` pieces of about equal length cut at distinct word starts
+(``word_starts``; one per word for a parent of fewer words, such as an answer-only "The answer is 15."). Step 1
+is the empty prefix, so with H steps a uniform reset starts from the question with probability 1/H; every step
+logs the share of resets that did (``reset_empty_prefix_share``), that chance averaged over the parents
+(``reset_uniform_empty_chance``, the mean of 1/H: what the realised share scatters around under a uniform
+reset), and the mean share of the parent kept (``reset_prefix_fraction``).
 """
 
 from __future__ import annotations
@@ -57,9 +59,12 @@ class ResetConfig(TrainConfig):
                                       advanced=True)  # fmt: skip
 
 
-def parent_steps(policy: LanguageModel, parent: TrainRollout, config: ResetConfig) -> list[tuple[int, int]]:
+def parent_steps(
+    policy: LanguageModel, parent: TrainRollout, config: ResetConfig, short_parent_cut: str = "word_starts"
+) -> list[tuple[int, int]]:
     """The parent's steps as completion-token spans covering it end to end (see the module note); records their
-    character spans (``reset_step_chars``) and the segmenter that cut them (``reset_segmenter``)."""
+    character spans (``reset_step_chars``) and the segmenter that cut them (``reset_segmenter``).
+    ``short_parent_cut`` cuts a parent with fewer line pieces than ``reset_steps`` (bench/resets.py compares)."""
     response = ResponseTokens.from_ids(policy, parent.completion_ids)
     if not response.n_tokens or not response.text.strip():
         parent.info.update(reset_step_chars=[(0, len(response.text))], reset_segmenter="none")
@@ -72,7 +77,7 @@ def parent_steps(policy: LanguageModel, parent: TrainRollout, config: ResetConfi
     else:
         segmentation = segmenters.get("hybrid")(k=config.reset_steps).segment(inp)
         if len(segmentation.segments) < config.reset_steps:
-            segmentation = segmenters.get("fixed_tokens")(k=config.reset_steps).segment(inp)
+            segmentation = segmenters.get(short_parent_cut)(k=config.reset_steps).segment(inp)
     parent.info["reset_step_chars"] = [segment.char_span for segment in segmentation.segments]
     parent.info["reset_segmenter"] = segmentation.strategy
     return list(pairwise(segmentation.state_prefixes))
@@ -134,7 +139,8 @@ class ResetMethod(TrainingMethod):
 
     def step_metrics(self, groups: list[Group]) -> dict[str, float]:
         """Of the step's reset groups: how many, the share that started from an empty prefix (the question
-        alone, i.e. four more fresh samples), and the mean share of the parent's tokens kept."""
+        alone, i.e. four more fresh samples), the chance a uniform reset has of that (mean 1/H), and the mean
+        share of the parent's tokens kept."""
         parents = [g.parent for g in groups if g.name == "reset" and g.parent is not None]
         if not parents:
             return {"reset_groups": 0}
@@ -144,4 +150,5 @@ class ResetMethod(TrainingMethod):
             "reset_empty_prefix_share": float(np.mean([p.info["prefix_tokens"] == 0 for p in parents])),
             "reset_prefix_fraction": float(np.mean(kept)),
             "reset_steps_mean": float(np.mean([p.info["reset_steps"] for p in parents])),
+            "reset_uniform_empty_chance": float(np.mean([1 / p.info["reset_steps"] for p in parents])),
         }

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from rredcot_viz.diagnosis.self_localize import parse_localisation_detailed
+from rredcot_viz.scoring.plan import ResponseTokens
+from rredcot_viz.segmenters import segmenters
 from rredcot_viz.training import config_for
 from rredcot_viz.training.methods import methods
 from rredcot_viz.training.methods.base import SampleRequest
@@ -154,9 +156,35 @@ def test_a_short_parent_is_cut_into_equal_pieces(tiny):
     text = "Sam has 3 apples and buys 4 more, so 3 + 4 = 7 apples in total.\nThe answer is 7.\n"
     parent = TrainRollout([1], tiny.encode(text), text, 0.0, 0)
     steps = parent_steps(tiny, parent, config_for("rrpo"))
-    assert len(steps) == 5 and parent.info["reset_segmenter"] == "fixed_tokens"
+    assert len(steps) == 5 and parent.info["reset_segmenter"] == "word_starts"
     assert steps[0][0] == 0 and steps[-1][1] == len(parent.completion_ids)
     assert all(a < b for a, b in steps) and all(b == c for (_, b), (c, _) in pairwise(steps))
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        ("The answer is 15.\n", ["The", " answer", " is", " 15.\n"]),  # four words: one step each
+        ("So the answer is 15.\n", ["So", " the", " answer", " is", " 15.\n"]),  # five words, five steps
+    ],
+)
+def test_an_answer_only_parent_gets_a_step_per_word_up_to_reset_steps(tiny, text, pieces):
+    """``fixed_tokens`` gave these fewer steps (L = ceil(T / 5) rounds up, and cuts snapped to the same word
+    start), so more resets from the empty prefix; each word start is now a step, and the step metrics count
+    the chance 1/H that a uniform reset starts empty."""
+    from rredcot_viz.training.methods.resets import parent_steps
+
+    parent = TrainRollout([1], tiny.encode(text), text, 0.0, 0)
+    steps = parent_steps(tiny, parent, config_for("rrpo"))
+    assert [text[a:b] for a, b in parent.info["reset_step_chars"]] == pieces and len(steps) == len(pieces)
+    fixed = segmenters.get("fixed_tokens")(k=5).segment(
+        ResponseTokens.from_ids(tiny, parent.completion_ids).segmenter_input("whole", None)
+    )
+    assert fixed.k < len(pieces)  # the control: the former cut
+    parent.info.update(reset_steps=len(steps), prefix_tokens=0)
+    metrics = methods.get("rrpo")(config_for("rrpo")).step_metrics([Group("reset", [], 0, parent=parent)])
+    assert metrics["reset_uniform_empty_chance"] == pytest.approx(1 / len(pieces))
+    assert metrics["reset_steps_mean"] == len(pieces) and metrics["reset_empty_prefix_share"] == 1.0
 
 
 def test_reset_metrics_without_a_reset_group():
