@@ -28,7 +28,8 @@ from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.training import builtin_split, quick
 from rredcot_viz.training.methods.base import SampleRequest
-from rredcot_viz.training.methods.resets import parent_steps
+from rredcot_viz.training.methods.resets import ResetConfig, parent_steps
+from rredcot_viz.training.rollouts import TrainRollout
 from rredcot_viz.training.sampler import RolloutSampler
 from rredcot_viz.training.task import builtin_problems
 
@@ -39,6 +40,20 @@ def selection_problems(count: int) -> list:
     used = {p.question for p in train + held_out}
     pool = [p for p in builtin_problems(count + len(used), seed=1) if p.question not in used]
     return pool[:count]
+
+
+def cut_figures(lm: LanguageModel, parents: list[TrainRollout], config: ResetConfig) -> tuple[dict, dict]:
+    """The parents' step counts H under ``config``'s cut and under the former one (the control): mean 1/H, the
+    share with fewer than 4 steps, and how many parents have each H."""
+    steps = np.array([len(parent_steps(lm, p, config)) for p in parents])
+    former = np.array([len(parent_steps(lm, p, config, short_parent_cut="fixed_tokens")) for p in parents])
+    row = {
+        "uniform_empty_chance": float(np.mean(1 / steps)),
+        "former_uniform_empty_chance": float(np.mean(1 / former)),
+        "parents_under_4_steps_share": float(np.mean(steps < 4)),
+        "former_parents_under_4_steps_share": float(np.mean(former < 4)),
+    }
+    return row, dict(sorted(collections.Counter(steps.tolist()).items()))
 
 
 def main() -> None:
@@ -63,19 +78,10 @@ def main() -> None:
     if not parents:
         raise SystemExit("no chain failed, so there is no parent to cut; sample more problems")
     answer_only = float(np.mean([p.text.lstrip().lower().startswith("the answer is") for p in parents]))
-    headline = {}
     print(f"{'reset_steps':>11}  {'E[1/H]':>7}  {'former':>7}  {'H<4':>5}  {'former H<4':>10}  steps (H: parents)")
+    headline = {}
     for k in (int(v) for v in args.reset_steps.split(",")):
-        cut = replace(config, reset_steps=k)
-        steps = np.array([len(parent_steps(lm, p, cut)) for p in parents])
-        former = np.array([len(parent_steps(lm, p, cut, short_parent_cut="fixed_tokens")) for p in parents])
-        row = {
-            "uniform_empty_chance": float(np.mean(1 / steps)),
-            "former_uniform_empty_chance": float(np.mean(1 / former)),
-            "parents_under_4_steps_share": float(np.mean(steps < 4)),
-            "former_parents_under_4_steps_share": float(np.mean(former < 4)),
-        }
-        counts = dict(sorted(collections.Counter(steps.tolist()).items()))
+        row, counts = cut_figures(lm, parents, replace(config, reset_steps=k))
         print(
             f"{k:>11}  {row['uniform_empty_chance']:7.3f}  {row['former_uniform_empty_chance']:7.3f}  "
             f"{row['parents_under_4_steps_share']:5.2f}  {row['former_parents_under_4_steps_share']:10.2f}  {counts}"
