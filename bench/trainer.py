@@ -116,6 +116,11 @@ class CreditProbe:
         self.flat_max_diff = max(self.flat_max_diff, other.flat_max_diff)
         self.flat_groups += other.flat_groups
 
+    @property
+    def flat_result(self) -> float:
+        """The check's max difference, or nan when it checked no group (no RREDCoT run, or 0 steps asked)."""
+        return self.flat_max_diff if self.flat_groups else float("nan")
+
     def mean(self, outcome: float) -> float:
         values = self.nonfinal[outcome]
         return float(np.mean(values)) if values else float("nan")
@@ -268,7 +273,7 @@ def main() -> None:
     print(
         f"RREDCoT non-final segment tokens: correct {probe.mean(1.0):+.3f} (n={len(probe.nonfinal[1.0])}), "
         f"failed {probe.mean(0.0):+.3f} (n={len(probe.nonfinal[0.0])}); flat-estimator max |A - A_grpo| "
-        f"{probe.flat_max_diff:.1e} over {probe.flat_groups} groups (trainer's credit path, constant values)"
+        f"{probe.flat_result:.1e} over {probe.flat_groups} groups (trainer's credit path, constant values)"
     )
     resets = {name: reset_figures(steps[name]) for name in ("srpo", "rrpo") if name in runs}
     for name, figures in resets.items():
@@ -308,7 +313,7 @@ def main() -> None:
         f"start_acc={start:.3f} grpo_final={get('grpo'):.3f} rredcot_final={get('rredcot'):.3f} "
         f"srpo_final={get('srpo'):.3f} rrpo_final={get('rrpo'):.3f} "
         f"rredcot_minus_grpo={get('rredcot') - get('grpo'):+.3f} correct_nonfinal_adv={probe.mean(1.0):.3f} "
-        f"failed_nonfinal_adv={probe.mean(0.0):.3f} uninformative_max_diff={probe.flat_max_diff:.2e} "
+        f"failed_nonfinal_adv={probe.mean(0.0):.3f} uninformative_max_diff={probe.flat_result:.2e} "
         f"rredcot_over_grpo_step_time={ratio:.2f} rredcot_gae05_final={get('rredcot_gae0.5'):.3f} "
         f"seeds={args.seeds} steps={args.steps} {reset_line}"
     )
