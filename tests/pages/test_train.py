@@ -36,7 +36,13 @@ def record(group: str, text: str, reward: float, advantages: list[float], **extr
 def put_fake_run(store, run_id: str) -> None:
     store.put_run(run_id, "train", {"name": "m", "fingerprint": "f"}, asdict(quick(method="srpo", steps=2)), 0)
     store.put_train_metrics(run_id, 0, {"step": 0, "held_out_accuracy": 0.25})
-    resets = {"reset_groups": 1, "reset_empty_prefix_share": 0.0, "reset_prefix_fraction": 0.4}
+    resets = {
+        "reset_groups": 1,
+        "reset_empty_prefix_share": 0.0,
+        "reset_prefix_fraction": 0.4,
+        "reset_uniform_empty_chance": 0.25,
+        "reset_steps_mean": 4.0,
+    }
     localiser = {"localiser_parse_rate": 0.0, "localiser_fallback_share": 1.0}
     store.put_train_metrics(
         run_id, 1, {"step": 1, "reward_mean": 0.5, "advantage_abs_mean": 0.8, "loss": 0.1, **resets, **localiser}
@@ -74,6 +80,7 @@ def test_stored_run_curves_and_step_inspector():
     assert 'data-advantage="-1.0000"' in rows and "reset group · problem 3 · 2 rollouts" in rows
     notes = next(c.value for c in app.caption if "reset group(s)" in c.value)
     assert "1 reset group(s): 0% from an empty prefix (the question alone), 40% of the parent kept" in notes
+    assert "starts empty with chance 25% (mean 1/H, 4.0 steps)" in notes
     assert "last box named a step: 0%" in notes and "100% that name none get a uniformly random step" in notes
     table = app.dataframe[-1].value
     assert table["prefix tokens"].tolist() == [0, 0, 3, 3]
