@@ -53,8 +53,9 @@ class ResetConfig(TrainConfig):
     layout: str = setting("1x4", "base group + reset groups: 4 + 1x4, 0 + 2x4 or 0 + 1x8 (8 trained rollouts)",
                           choices=tuple(LAYOUTS))  # fmt: skip
     reset_steps: int = setting(5, "steps a failed parent is cut into for a reset (its thoughts when it closes them "
-                               "with the step delimiter, else line/keyword pieces merged down to this many, or this "
-                               "many equal pieces cut at word starts when it has fewer)", low=2, advanced=True)  # fmt: skip
+                               "with the step delimiter, else line/keyword pieces merged down to this many, or "
+                               "this many equal pieces cut at word starts when it has fewer)", low=2,
+                               advanced=True)  # fmt: skip
     max_fresh_attempts: int = setting(12, "fresh chains sampled at most while looking for a failed parent", low=1,
                                       advanced=True)  # fmt: skip
 
