@@ -21,7 +21,7 @@ def test_k_pieces_where_the_text_has_k_words_and_fixed_tokens_gets_fewer():
     text = "So x = 12 now."  # five words
     assert pieces(text, 5) == ["So ", "x ", "= ", "12 ", "now."]
     fixed = segmenters.get("fixed_tokens")(k=5).segment(char_input(text))
-    assert fixed.k == 4  # the control: L = ceil(14 / 5) = 3 gives cuts at 3, 6, 9, 12, and two snap together
+    assert fixed.k == 4  # the control: L = ceil(14 / 5) = 3 cuts at 3, 6, 9, 12; 12 snaps to 10, a blank piece
 
 
 def test_a_text_of_fewer_words_than_k_gets_one_piece_per_word():
@@ -33,6 +33,6 @@ def test_no_piece_is_blank_and_a_digit_run_is_one_word():
     assert pieces("a\n\nb", 5) == ["a\n\n", "b"]
 
 
-def test_k_one_and_empty_text():
+def test_k_one_and_a_single_word():
     assert pieces("one two three", 1) == ["one two three"]
     assert pieces("word", 3) == ["word"]
