@@ -281,16 +281,18 @@ def main() -> None:
     pooled = reset_figures([m for name in resets for m in steps[name]])
     fallback = quick("srpo").localizer_fallback
     share, groups = pooled.get("reset_empty_prefix_share", float("nan")), int(pooled["reset_groups"])
-    low, high = wilson_interval(round(share * groups), groups) if groups else (float("nan"), float("nan"))
+    chance = pooled.get("reset_uniform_empty_chance", float("nan"))
+    low, high = float("nan"), float("nan")
     if groups:
+        empty = round(share * groups)  # the share is a mean over steps weighted by their groups: a count again
+        low, high = wilson_interval(empty, groups)
         print(
-            f"resets from an empty prefix: {round(share * groups)} of {groups} = {share:.3f}, Wilson 95% "
-            f"[{low:.3f}, {high:.3f}]; a uniform reset over the same parents' steps: "
-            f"{pooled.get('reset_uniform_empty_chance', float('nan')):.3f} (mean 1/H)"
+            f"resets from an empty prefix: {empty} of {groups} = {share:.3f}, Wilson 95% [{low:.3f}, {high:.3f}]; "
+            f"a uniform reset over the same parents' steps: {chance:.3f} (mean 1/H)"
         )
     reset_line = (
         f"reset_empty_prefix_share={share:.3f} reset_empty_prefix_low={low:.3f} reset_empty_prefix_high={high:.3f} "
-        f"reset_uniform_empty_chance={pooled.get('reset_uniform_empty_chance', float('nan')):.3f} "
+        f"reset_uniform_empty_chance={chance:.3f} "
         + "".join(
             f"{name}_reset_empty_prefix_share={resets[name].get('reset_empty_prefix_share', float('nan')):.3f} "
             for name in resets
