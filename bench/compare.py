@@ -63,6 +63,7 @@ from rredcot_viz.attribution.agreement import (
     per_trace_control,
     per_trace_pair_order,
     spearman,
+    split_half_pair_order,
     value_at_budget,
 )
 from rredcot_viz.cli.model_commands import add_sampler_arguments, sampler_from_args, sampler_spec_from_args
@@ -75,9 +76,9 @@ from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.paths import PROJECT_ROOT, shared_data_dir
 from rredcot_viz.segmenters import segmenters
-from rredcot_viz.stats import bootstrap_mean, bootstrap_ratio, held_out_split, paired_bootstrap_difference
+from rredcot_viz.stats import bootstrap_mean, bootstrap_ratio, held_out_split
 from rredcot_viz.stats import paired_bootstrap_ratio_difference as ratio_difference
-from rredcot_viz.traces.answers import answers_equivalent, extract_answer, extract_answer_detailed
+from rredcot_viz.traces.answers import GRADING, answers_equivalent, extract_answer, extract_answer_detailed
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.sampler import problem_prompt
@@ -89,12 +90,13 @@ REFERENCE_N = 16
 MC_NS = (1, 2, 4)  # drawn after the reference's 16, so independent of it
 PROPOSALS = ("remaining", "whole")
 PATH_AGGREGATIONS = ("geo_mean", "seq_prob", "mean_prob")
-CONTROLS = ("last_segment", "position", "random")
+CONTROLS = ("last_segment", "position", "reverse_position", "random")
 ATTRIBUTIONS = ("loo", "shapley", "grad_x_input", "attention")
 SPLITS = ("selection", "evaluation")
 # what must match for a resumed run to add traces to a saved one
 PROTOCOL = ("seed", "exclude_seed", "split_seed", "screen", "min_lines", "segmenter", "k", "mc_max_tokens", "sampler")
-SAVED_BEFORE_BACKENDS = {"sampler": "local"}  # a protocol saved before --sampler existed sampled locally
+# a protocol saved before --sampler existed sampled locally; before the grader read the state, MC graded the rollout
+SAVED_BEFORE = {"sampler": "local", "grading": "rollout"}
 
 
 def estimator_rows() -> dict[str, tuple[str, dict]]:
@@ -141,6 +143,7 @@ class TraceResult:
     seconds: dict[str, float] = field(default_factory=dict)
     truncated: int = 0
     rollouts: int = 0
+    outcomes: list[str] = field(default_factory=list)  # per non-final state, every rollout: 1 right, 0 wrong, t cap
 
     @property
     def usable(self) -> bool:
@@ -260,7 +263,9 @@ def segmenter_of(args: argparse.Namespace):
 
 def score_trace(lm: LanguageModel, sampler: Sampler, drawn: dict, args: argparse.Namespace) -> TraceResult:
     """Every row on one trace, each on a cold cache (so its cost is its own), Monte Carlo's rollouts drawn by
-    ``sampler``; no scores when not usable."""
+    ``sampler``; no scores when not usable. With ``drawn["carried"]`` (the trace's record in ``--mc-from``'s file)
+    only Monte Carlo is drawn: the other rows never sample, so the grader cannot change them: they are carried."""
+    carried = drawn.get("carried")
     trace = as_trace(drawn, lm.name)
     segmenter = segmenter_of(args)
     analysis_config = AnalysisConfig(scope="whole", boundaries="segmenter")  # the answer line is the last segment
@@ -290,6 +295,7 @@ def score_trace(lm: LanguageModel, sampler: Sampler, drawn: dict, args: argparse
     result = TraceResult(trace, drawn["problem"], drawn["split"], segmentation.k, reference, reference_values)
     result.truncated = sum(r.truncated for rollouts in per_state for r in rollouts[:REFERENCE_N])
     result.rollouts = REFERENCE_N * len(per_state)
+    result.outcomes = [outcome_string(rollouts) for rollouts in per_state]
     if segmentation.k < 3 or np.ptp(reference[:-1]) == 0:
         return result
     generated_all = sum(r.tokens for rollouts in per_state for r in rollouts)
@@ -300,6 +306,13 @@ def score_trace(lm: LanguageModel, sampler: Sampler, drawn: dict, args: argparse
         generated = sum(rollouts[i].tokens for rollouts in per_state for i in indices)
         result.tokens[name] = len(context.ids) + generated  # one prefill of the trace, then the rollouts
         result.seconds[name] = mc_seconds * generated / max(generated_all, 1)
+    if carried is not None:
+        if carried["k"] != segmentation.k or carried["cot"] != trace.cot:
+            raise RuntimeError(f"{trace.trace_id}: --mc-from's record has another text or K than this trace")
+        for table in ("scores", "tokens", "seconds"):
+            kept = {name: value for name, value in carried[table].items() if not name.startswith("mc")}
+            getattr(result, table).update({n: np.asarray(v) for n, v in kept.items()} if table == "scores" else kept)
+        return result
     for row, (name, options) in estimator_rows().items():
         analysis = Analyzer(lm, analysis_config).analyze(trace, segmenter, estimators.get(name)(**options))
         if analysis.segmentation.cuts != segmentation.cuts:
@@ -317,6 +330,11 @@ def score_trace(lm: LanguageModel, sampler: Sampler, drawn: dict, args: argparse
         result.tokens[row] = cost.tokens_processed + cost.tokens_generated
         result.seconds[row] = time.perf_counter() - started
     return result
+
+
+def outcome_string(rollouts: list) -> str:
+    """One state's rollouts in index order: 1 correct, 0 wrong, t truncated (hit the cap without an answer)."""
+    return "".join("1" if r.correct else ("t" if r.truncated else "0") for r in rollouts)
 
 
 def scored_in_order(
@@ -395,6 +413,7 @@ def record(result: TraceResult, mc_max_tokens: int) -> dict:
         "mc_max_new_tokens": mc_max_tokens,
         "truncated": result.truncated,
         "rollouts": result.rollouts,
+        "mc_outcomes": result.outcomes,
     }
 
 
@@ -419,6 +438,7 @@ def from_record(saved: dict) -> TraceResult:
     result.scores = {name: np.asarray(v) for name, v in saved["scores"].items()}
     result.tokens, result.seconds = dict(saved["tokens"]), dict(saved["seconds"])
     result.truncated, result.rollouts = saved.get("truncated", 0), saved.get("rollouts", 0)
+    result.outcomes = saved.get("mc_outcomes", [])
     was, now = saved["rredcot_is"], default_row()
     if result.scores and was != now and now in result.scores:
         for table in (result.scores, result.tokens, result.seconds):
@@ -458,6 +478,13 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=OUT / "compare_traces.json", help="the per-trace results")
     parser.add_argument("--resume", action="store_true", help="add to --out (same protocol) instead of starting anew")
+    parser.add_argument(
+        "--mc-from",
+        metavar="JSON",
+        type=Path,
+        help="a saved run: its traces, Monte Carlo drawn again (same protocol), "
+        "its rows that never sample carried over (a grader change redraws only what it can change)",
+    )
     parser.add_argument("--ta-traces", type=int, default=0, help="Thought Anchors traces to compare (0 = skip)")
     parser.add_argument(
         "--report-from", metavar="JSON", type=Path, help="no model: the report and last line of a saved run again"
@@ -472,13 +499,23 @@ def main() -> None:
         print(last_line(report(results, saved["protocol"]["min_nonfinal"]), saved))
         return
     started_all = time.perf_counter()
-    protocol = {key: getattr(args, key) for key in PROTOCOL} | {"min_nonfinal": args.min_nonfinal}
+    protocol = {key: getattr(args, key) for key in PROTOCOL} | {"min_nonfinal": args.min_nonfinal, "grading": GRADING}
     screened: list[dict] = []
     drawn: list[dict] = []
     results: list[TraceResult] = []
+    carried: dict[str, dict] = {}
+    if args.mc_from:  # the same drawn traces, Monte Carlo drawn again; the rows that never sample carried over
+        source = json.loads(args.mc_from.read_text())
+        mismatched = {k: (v, protocol[k]) for k, v in (SAVED_BEFORE | source["protocol"]).items() if v != protocol[k]}
+        mismatched.pop("grading", None)
+        if mismatched:
+            raise SystemExit(f"--mc-from: {args.mc_from} was run with another protocol (saved, asked): {mismatched}")
+        screened, drawn = source["screened"], source["drawn"]
+        carried = {record["trace"]: record for record in source["traces"]}
+        print(f"--mc-from {args.mc_from}: its {len(drawn)} drawn traces; Monte Carlo drawn again, graded {GRADING}")
     if args.resume and args.out.is_file():
         saved = json.loads(args.out.read_text())
-        saved_protocol = SAVED_BEFORE_BACKENDS | saved["protocol"]
+        saved_protocol = SAVED_BEFORE | saved["protocol"]
         mismatched = {k: (saved_protocol[k], v) for k, v in protocol.items() if saved_protocol[k] != v}
         if mismatched:
             raise SystemExit(f"--resume: {args.out} was run with another protocol (saved, asked): {mismatched}")
@@ -487,20 +524,21 @@ def main() -> None:
         print(f"resuming {args.out}: {len(screened)} problems screened, {len(results)} of {len(drawn)} traces scored")
     lm = LanguageModel.load()
     sampler = sampler_from_args(args, lm)
-    pool = problem_pool(args.problems, args.seed)
-    new_screened, new_drawn = screen_problems(lm, sampler, pool, len(screened), args)
-    screened, drawn = screened + new_screened, drawn + new_drawn
-    rates = [s["pass_rate"] for s in new_screened]
-    print(
-        f"{lm.name}: screened {len(new_screened)} more built-in problems x {args.screen} samples "
-        f"(pass rates {', '.join(f'{r:.2f}' for r in rates)}); {sum(0.2 <= r <= 0.8 for r in rates)} in "
-        f"[0.2, 0.8], {sum(s['excluded'] for s in new_screened)} left out as the earlier protocol's; "
-        f"{len(new_drawn)} traces ({time.perf_counter() - started_all:.0f} s)",
-        flush=True,
-    )
+    if not args.mc_from:
+        pool = problem_pool(args.problems, args.seed)
+        new_screened, new_drawn = screen_problems(lm, sampler, pool, len(screened), args)
+        screened, drawn = screened + new_screened, drawn + new_drawn
+        rates = [s["pass_rate"] for s in new_screened]
+        print(
+            f"{lm.name}: screened {len(new_screened)} more built-in problems x {args.screen} samples "
+            f"(pass rates {', '.join(f'{r:.2f}' for r in rates)}); {sum(0.2 <= r <= 0.8 for r in rates)} in "
+            f"[0.2, 0.8], {sum(s['excluded'] for s in new_screened)} left out as the earlier protocol's; "
+            f"{len(new_drawn)} traces ({time.perf_counter() - started_all:.0f} s)",
+            flush=True,
+        )
     save(args.out, protocol, screened, drawn, results)
     done = {r.trace.trace_id for r in results}
-    todo = alternate_splits([d for d in drawn if d["trace"] not in done])
+    todo = alternate_splits([d | {"carried": carried.get(d["trace"])} for d in drawn if d["trace"] not in done])
     print(f"split before scoring: {Counter(d['split'] for d in drawn)}; {len(todo)} traces to score", flush=True)
     for count, (result, seconds) in enumerate(scored_in_order(lm, sampler, todo, args), 1):
         results.append(result)
@@ -535,7 +573,8 @@ def last_line(headline: dict[str, str], saved: dict) -> str:
         "mc_max_new_tokens": str(saved["protocol"]["mc_max_tokens"]),
         "mc_truncated_share": f"{truncated:.3f}",
     }
-    return " ".join(f"{key}={value}" for key, value in (fields | headline).items())
+    fields = fields | headline | {"mc_grading": (SAVED_BEFORE | saved["protocol"])["grading"]}
+    return " ".join(f"{key}={value}" for key, value in fields.items())
 
 
 # ---------------------------------------------------------------------------------------------- the report
@@ -554,7 +593,8 @@ def fmt(summary_: tuple[float, ...]) -> str:
 
 
 class Table:
-    """Per-trace agreement of every row and control with MC(16) on one set of traces."""
+    """Per-trace agreement of every row and control with MC(16) on one set of traces, MC's agreement with itself
+    (split halves of each state's 16 rollouts) and the two-sided controls a row must clear."""
 
     def __init__(self, results: list[TraceResult]):
         self.results = results
@@ -574,6 +614,7 @@ class Table:
                 self.spearman[(control, final)] = per_trace_control(control, references, "spearman", final=final)
             self.kendall[control] = per_trace_control(control, references, "kendall", final=False)
             self.pairs[control] = control_pair_order(control, references, final=False)
+        self.ceiling = ceiling_counts(results)
 
     def mean(self, name: str, final: bool = False) -> float:
         values = self.spearman[(name, final)]
@@ -585,12 +626,35 @@ class Table:
     def pair_gain(self, name: str, other: str) -> tuple[float, float, float]:
         return ratio_difference(*self.pairs[name], *self.pairs[other])
 
-    def beats(self, name: str, final: bool = False) -> bool:
-        controls = CONTROLS if final else ("position", "random")
-        return all(
-            paired_bootstrap_difference(self.spearman[(name, final)], self.spearman[(c, final)])[1] > 0
-            for c in controls
-        )
+    def split_half(self) -> tuple[float, float, float]:
+        """MC(8) against an independent MC(8), pooled over the traces with both halves ordering a pair."""
+        return bootstrap_ratio(*self.ceiling) if self.ceiling[1].sum() else (float("nan"),) * 3
+
+    def over_ceiling(self, name: str) -> float:
+        return self.pooled(name)[0] / self.split_half()[0]
+
+    def best_control(self, name: str) -> tuple[str, float]:
+        """The strongest two-sided control for ``name``'s non-final pairs (a row is never its own control)."""
+        pooled = {c: self.pooled(c)[0] for c in PAIR_CONTROLS if c in self.pairs and c != name}
+        best = max(pooled, key=pooled.get)
+        return best, pooled[best]
+
+    def beats(self, name: str) -> bool:
+        """Beats the controls only where its interval's lower bound is above the best control's agreement."""
+        return self.pooled(name)[1] > self.best_control(name)[1]
+
+
+PAIR_CONTROLS = ("random", "position", "reverse_position", "answer_only", "v_hat[whole,geo_mean]")
+CONTROL_NAMES = {"answer_only": "R-hat alone", "v_hat[whole,geo_mean]": "v-hat alone"}
+
+
+def ceiling_counts(results: list[TraceResult]) -> tuple[np.ndarray, np.ndarray]:
+    """Each trace's split-half (agreeing, pairs) of MC with itself; (0, 0) where it is unknown (older records
+    without per-rollout outcomes, or a half that orders no pair)."""
+    counts = [split_half_pair_order(reference_outcomes(r), float(r.trace.outcome)) if r.outcomes else None
+              for r in results]  # fmt: skip
+    counts = [c or (0.0, 0.0) for c in counts]
+    return np.array([c[0] for c in counts]), np.array([c[1] for c in counts])
 
 
 def k_counts(results: list[TraceResult]) -> str:
@@ -598,26 +662,42 @@ def k_counts(results: list[TraceResult]) -> str:
     return ",".join(f"{k}:{counts[k]}" for k in sorted(counts))
 
 
+def reference_outcomes(result: TraceResult) -> list[str]:
+    """The reference's 16 rollouts of each non-final state (the ones after them are MC(1), MC(2), MC(4)'s)."""
+    return [o[:REFERENCE_N] for o in result.outcomes]
+
+
 def report(results: list[TraceResult], min_nonfinal: int, quiet: bool = False) -> dict[str, str]:
-    """Print the inventory, the selection, the agreement tables of both splits and the paper comparison;
-    return the headline key=value figures (evaluation split)."""
+    """Print the inventory, the headline over every pre-registered trace (settings fixed before scoring), the
+    selection (chosen on one split, reported on the other), MC's own ceiling and the paper comparison; return
+    the headline key=value figures."""
     say = (lambda *a, **k: None) if quiet else print
     usable = [r for r in results if r.usable]
     split = {s: [r for r in usable if r.split == s] for s in SPLITS}
-    headline = {s: [r for r in split[s] if r.k - 1 >= min_nonfinal] for s in SPLITS}
-    say("\nTraces by split and K (segments; the last writes the answer), all scored / usable / headline:")
+    say("\nTraces by split and K (segments; the last writes the answer), all scored / usable:")
     for s in SPLITS:
         scored = [r for r in results if r.split == s]
-        say(
-            f"  {s:10s}: scored {len(scored)} (K {k_counts(scored)}), usable {len(split[s])} (K {k_counts(split[s])}),"
-            f" headline (>= {min_nonfinal} non-final) {len(headline[s])}"
-        )
+        say(f"  {s:10s}: scored {len(scored)} (K {k_counts(scored)}), usable {len(split[s])} (K {k_counts(split[s])})")
     if not split["selection"] or not split["evaluation"]:
         say("one split has no usable trace yet: nothing to select or report")
         return {"selection_traces": str(len(split["selection"])), "evaluation_traces": str(len(split["evaluation"]))}
-    tables = {s: Table(split[s]) for s in SPLITS}
-    heads = {s: Table(headline[s]) if headline[s] else None for s in SPLITS}
+    everything = Table(usable)
+    head_traces = [r for r in usable if r.k - 1 >= min_nonfinal]
+    head = Table(head_traces) if head_traces else None
+    ceiling = everything.split_half()
+    say(
+        f"\n=== HEADLINE: all {len(usable)} usable traces (every row's settings were fixed before any trace was "
+        "scored; the split is for the selected setting only) ==="
+    )
+    say(
+        f"MC's ceiling: MC(8) against an independent MC(8) (split halves of each state's 16 rollouts) orders "
+        f"{fmt(ceiling)} of each other's non-final pairs ({int(everything.ceiling[1].sum())} pairs over "
+        f"{int((everything.ceiling[1] > 0).sum())} traces). A method compared with MC(16) is read against it: "
+        "'of ceiling' = pairs nf / that figure (the truth itself would score somewhat above it against MC(16))."
+    )
+    print_table(everything, head, min_nonfinal, say)
     # the choice: the Q-hat setting with the best pooled pairwise-order agreement on the selection split
+    tables = {s: Table(split[s]) for s in SPLITS}
     q_rows = [name for name in tables["selection"].rows if name.startswith("rredcot")]
     ranked = sorted(q_rows, key=lambda name: -tables["selection"].pooled(name)[0])
     selected = ranked[0]
@@ -626,55 +706,55 @@ def report(results: list[TraceResult], min_nonfinal: int, quiet: bool = False) -
         shown = default_row() if name == "rredcot" else name
         say(f"  {shown:30s} {fmt(tables['selection'].pooled(name))}{'   <- selected' if name == selected else ''}")
     chosen = default_row() if selected == "rredcot" else selected
-    say(f"selected: {chosen} (library default: {default_row()})")
-    for s in SPLITS:
-        say(f"\n=== {s.upper()} split ===")
-        print_table(tables[s], heads[s], min_nonfinal, say)
-    evaluation, head = tables["evaluation"], heads["evaluation"]
-    say(f"\nOn the EVALUATION split (pairs: all {len(split['evaluation'])} usable traces; Spearman: the headline's):")
-    contrasts = [("rredcot", "position"), (selected, "position"), ("rredcot", "answer_only"), ("mc4", "position")]
-    contrasts += [("answer_only", "position"), ("rredcot", "mc4")]
-    for name, other in dict.fromkeys(contrasts):  # the selected setting may be the default
-        gain = evaluation.pair_gain(name, other)
-        rho = (
-            paired_bootstrap_difference(head.spearman[(name, False)], head.spearman[(other, False)])
-            if head
-            else (float("nan"),) * 4
-        )
-        say(f"  {name} - {other}: pairwise-order {fmt(gain)}; Spearman nf {fmt(rho[:3])} over {rho[3]} traces")
+    evaluation = tables["evaluation"]
+    best, best_value = evaluation.best_control(selected)
+    say(
+        f"selected: {chosen} (library default: {default_row()}); on the EVALUATION split ({len(split['evaluation'])} "
+        f"traces): {fmt(evaluation.pooled(selected))}, best control there {CONTROL_NAMES.get(best, best)} "
+        f"{best_value:.3f}, MC's ceiling there {fmt(evaluation.split_half())}"
+    )
+    say(f"\nDifferences on all {len(usable)} usable traces (paired bootstrap over traces, pairwise order nf):")
+    contrasts = [("rredcot", c) for c in ("position", "reverse_position", "answer_only", "v_hat[whole,geo_mean]")]
+    contrasts += [("rredcot", "mc4"), ("mc4", "position"), ("v_hat[remaining,mean_prob]", "reverse_position")]
+    for name, other in contrasts:
+        say(f"  {name} - {CONTROL_NAMES.get(other, other)}: {fmt(everything.pair_gain(name, other))}")
+    mechanism(usable, say)
     paper_comparison(usable, say)
     budget_curve = (
-        [float(np.mean([r.tokens[f"mc{n}"] for r in split["evaluation"]])) for n in MC_NS],
-        [evaluation.pooled(f"mc{n}")[0] for n in MC_NS],
+        [float(np.mean([r.tokens[f"mc{n}"] for r in usable])) for n in MC_NS],
+        [everything.pooled(f"mc{n}")[0] for n in MC_NS],
     )
-    rredcot_tokens = float(np.mean([r.tokens["rredcot"] for r in split["evaluation"]]))
-    mc16_tokens = float(np.mean([r.tokens["mc16"] for r in split["evaluation"]]))
+    rredcot_tokens = float(np.mean([r.tokens["rredcot"] for r in usable]))
+    mc16_tokens = float(np.mean([r.tokens["mc16"] for r in usable]))
     at_budget = value_at_budget(*budget_curve, rredcot_tokens)
-    nonfinal = [r.k - 1 for r in headline["evaluation"]]
+    nonfinal = [r.k - 1 for r in usable]
     mean = lambda table, name, final=False: f"{table.mean(name, final):.3f}" if table else "nan"  # noqa: E731
+    pooled = lambda name: f"{everything.pooled(name)[0]:.3f}"  # noqa: E731
     return {
         "selection_traces": str(len(split["selection"])),
         "evaluation_traces": str(len(split["evaluation"])),
-        "headline_traces": str(len(headline["evaluation"])),
-        "min_nonfinal_segments": str(min(nonfinal)) if nonfinal else "nan",
-        "k_counts": k_counts(split["evaluation"]),
+        "headline_traces": str(len(usable)),
+        "min_nonfinal_segments": str(min(nonfinal)),
+        "k_counts": k_counts(usable),
+        "mc_split_half": f"{ceiling[0]:.3f}",
+        "rredcot_pairs_nonfinal": pooled("rredcot"),
+        "rredcot_over_ceiling": f"{everything.over_ceiling('rredcot'):.3f}",
+        "rredcot_beats_controls": str(int(everything.beats("rredcot"))),
+        "random_pairs": pooled("random"),
+        "position_pairs_nonfinal": pooled("position"),
+        "reverse_position_pairs": pooled("reverse_position"),
+        "rhat_only_pairs": pooled("answer_only"),
+        "vhat_only_pairs": pooled("v_hat[whole,geo_mean]"),
+        "mc1_pairs": pooled("mc1"),
+        "mc4_pairs": pooled("mc4"),
         "selected_qhat": chosen,
+        "selected_pairs_evaluation": f"{evaluation.pooled(selected)[0]:.3f}",
         "default_qhat": default_row(),
         "rredcot_spearman_nonfinal": mean(head, "rredcot"),
-        "selected_spearman_nonfinal": mean(head, selected),
-        "answer_only_spearman_nonfinal": mean(head, "answer_only"),
-        "mc4_spearman_nonfinal": mean(head, "mc4"),
         "position_spearman_nonfinal": mean(head, "position"),
-        "random_spearman_nonfinal": mean(head, "random"),
-        "rredcot_pairs_nonfinal": f"{evaluation.pooled('rredcot')[0]:.3f}",
-        "selected_pairs_nonfinal": f"{evaluation.pooled(selected)[0]:.3f}",
-        "answer_only_pairs_nonfinal": f"{evaluation.pooled('answer_only')[0]:.3f}",
-        "position_pairs_nonfinal": f"{evaluation.pooled('position')[0]:.3f}",
-        "rredcot_spearman_all": f"{evaluation.mean('rredcot', True):.3f}",
-        "last_segment_spearman_all": f"{evaluation.mean('last_segment', True):.3f}",
-        "rredcot_beats_controls": str(int(bool(head) and head.beats("rredcot"))),
-        "rredcot_pairs_beat_position": str(int(evaluation.pair_gain("rredcot", "position")[1] > 0)),
-        "vhat_gain_pairs": f"{evaluation.pair_gain('rredcot', 'answer_only')[0]:+.3f}",
+        "rredcot_spearman_all": f"{everything.mean('rredcot', True):.3f}",
+        "last_segment_spearman_all": f"{everything.mean('last_segment', True):.3f}",
+        "vhat_gain_pairs": f"{everything.pair_gain('rredcot', 'answer_only')[0]:+.3f}",
         "tokens_mc16_over_rredcot": f"{mc16_tokens / rredcot_tokens:.1f}",
         "mc_pairs_at_rredcot_budget": f"{at_budget[0]:.3f}",
         "mc_budget_clamped": str(int(at_budget[1] == "clamped")),
@@ -683,31 +763,47 @@ def report(results: list[TraceResult], min_nonfinal: int, quiet: bool = False) -
 
 def print_table(table: Table, head: Table | None, min_nonfinal: int, say) -> None:
     results = table.results
+    ceiling = table.split_half()[0]
     say(
         f"Agreement with MC(16) sigma on non-final segments (nf) and all segments. 'pairs nf' pools the ordered "
         f"pairs of non-final segments of all {len(results)} usable traces ({int(table.pairs['position'][1].sum())} "
-        f"pairs; 95% bootstrap over traces; random = 0.500 exactly); 'Spearman nf' is per trace, averaged, on the "
-        f"{len(head.results) if head else 0} traces with >= {min_nonfinal} non-final segments; 'Spearman all' on "
-        "all usable traces. position = credit equal to the segment's index."
+        f"pairs; 95% bootstrap over traces; random = 0.500 exactly); 'of ceiling' = pairs nf / MC's split-half "
+        f"{ceiling:.3f}; 'Spearman nf' is per trace, averaged, on the {len(head.results) if head else 0} traces with "
+        f">= {min_nonfinal} non-final segments; 'Spearman all' on all usable traces. position = credit equal to the "
+        "segment's index, reverse_position its opposite. 'beats ctl': the row's lower bound is above the best of "
+        "random, position, reverse position, R-hat alone (answer_only) and v-hat alone (v_hat[whole,geo_mean])."
     )
     say(
-        f"{'row':30s} {'pairs nf':>21s} {'Spearman nf (headline)':>27s} {'Kendall nf':>10s} {'Spearman all':>27s} "
+        f"{'row':30s} {'pairs nf':>21s} {'of ceiling':>10s} {'Spearman nf':>27s} {'Spearman all':>27s} "
         f"{'beats ctl':>9s} {'tokens/trace':>12s} {'s/trace':>8s}"
     )
     for name in [*table.rows, *CONTROLS]:
         nf = fmt(summary(head.spearman[(name, False)])) if head else "-"
-        kendall = f"{np.nanmean(head.kendall[name]):+10.3f}" if head and name != "last_segment" else f"{'-':>10s}"
         al = fmt(summary(table.spearman[(name, True)]))
         if name in CONTROLS:
             verdict, cost = "(control)", f"{'-':>12s} {'-':>8s}"
         else:
-            verdict = "yes" if head and head.beats(name) else "no"
+            verdict = "yes" if table.beats(name) else "no"
+            if name in PAIR_CONTROLS:
+                verdict += " (ctl)"
             tokens = np.mean([r.tokens[name] for r in results])
             cost = f"{tokens:12.0f} {np.mean([r.seconds[name] for r in results]):8.2f}"
         pairs = fmt(table.pooled(name)) if name != "last_segment" else "-"
-        say(f"{name:30s} {pairs:>21s} {nf:>27s} {kendall} {al:>27s} {verdict:>9s} {cost}")
+        share = f"{table.pooled(name)[0] / ceiling:10.2f}" if name != "last_segment" else f"{'-':>10s}"
+        say(f"{name:30s} {pairs:>21s} {share} {nf:>27s} {al:>27s} {verdict:>9s} {cost}")
     tokens = np.mean([r.tokens["mc16"] for r in results])
-    say(f"{'mc16 (the reference)':30s} {'':>21s} {'':>27s} {'':>10s} {'':>27s} {'':>9s} {tokens:12.0f}")
+    say(f"{'mc16 (the reference)':30s} {'':>21s} {'':>10s} {'':>27s} {'':>27s} {'':>9s} {tokens:12.0f}")
+
+
+def mechanism(usable: list[TraceResult], say) -> None:
+    """The figures the docs' explanations rest on: where MC starts, and what follows position on the non-final
+    segments (RREDCoT's sigma, its R-hat part and its v-hat part, each against the segment index)."""
+    start = np.array([r.reference_values[0] for r in usable])
+    say(f"\nMC(16) from the question alone (s_1), mean over the {len(usable)} usable traces: {fmt(summary(start))}")
+    say("Per-trace Spearman with the segment index on NON-FINAL segments (what follows position):")
+    for name in ("rredcot", "answer_only", "v_hat[whole,geo_mean]", "mc16"):
+        values = np.array([spearman(r.scores[name][:-1], np.arange(1.0, r.k)) for r in usable])
+        say(f"  {CONTROL_NAMES.get(name, name):22s} {fmt(summary(values))}")
 
 
 def paper_comparison(usable: list[TraceResult], say) -> None:

@@ -17,6 +17,7 @@ from rredcot_viz.ui.compare_views import (
     method_options,
     monte_carlo_panel,
     sampled,
+    trust_panel,
 )
 from rredcot_viz.ui.jobs import StreamlitProgress
 from rredcot_viz.ui.links import sync_view
@@ -63,6 +64,7 @@ except RredcotError as error:
 scores = comparison.scores()
 relative = relative_switch("compare_relative", "each method's largest |value|")
 st.plotly_chart(method_heatmap(scores, relative=relative), key="compare_heatmap")
+trust_panel(comparison.trust())
 names = metrics.names()
 metric = st.radio("Agreement", names, index=names.index(DEFAULT_METRIC), horizontal=True, key="compare_metric")
 left, right = st.columns(2)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from rredcot_viz.attribution.trust import own_trust
 from rredcot_viz.estimators.coupling import uniform_credit
 from rredcot_viz.figures import credit_bars, value_curves
 from rredcot_viz.ui.analysis import live_analysis, recorded_analysis
+from rredcot_viz.ui.compare_views import trust_panel
 from rredcot_viz.ui.inspect_views import merge_replay, shaded_trace, state_values, what_am_i_looking_at
 from rredcot_viz.ui.links import sync_view
 from rredcot_viz.ui.pickers import model_picker, trace_picker
@@ -41,6 +43,7 @@ col_sum.metric("Σσ", f"{result.sigma.sum():+.4f}")
 col_r.metric("Outcome R", f"{result.outcome:g}")
 col_variant.metric("Variant", result.variant, help="exact_sum forces Σσ = R; difference gives Σσ = R − Q̂₁")
 shaded_trace(result, trace)
+trust_panel(own_trust(result.values, result.sigma))
 
 left, right = st.columns(2)
 left.plotly_chart(

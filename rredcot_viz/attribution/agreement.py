@@ -128,16 +128,19 @@ def summarize(
     return AgreementSummary(pair, metric, mean, median, low, high, len(defined), len(values) - len(defined))
 
 
-CONTROLS = ("last_segment", "position", "random")
+CONTROLS = ("last_segment", "position", "reverse_position", "random")
 
 
 def control_scores(control: str, k: int, rng: np.random.Generator | None = None) -> np.ndarray:
     """A control's per-segment scores: all credit on the last segment (the one that writes the answer),
-    credit rising linearly with the segment index, or random normal draws (needs ``rng``)."""
+    credit rising linearly with the segment index, falling with it (position never ties, so a method that only
+    loses to position must also face its reverse), or random normal draws (needs ``rng``)."""
     if control == "last_segment":
         return np.eye(k)[-1]
     if control == "position":
         return np.arange(1.0, k + 1)
+    if control == "reverse_position":
+        return np.arange(float(k), 0.0, -1.0)
     if control == "random":
         if rng is None:
             raise ValueError("the random control needs a seeded generator")
@@ -231,6 +234,33 @@ def control_pair_order(
         pairs = per_trace_pair_order(references, references, final=final)[1]
         return pairs / 2, pairs
     return per_trace_pair_order([control_scores(control, len(r)) for r in references], references, final=final)
+
+
+def halves_pair_order(half_a: np.ndarray, half_b: np.ndarray) -> tuple[float, float] | None:
+    """Monte Carlo's agreement with itself on one trace, from the state values (V_1..V_K, then the outcome) of two
+    disjoint halves of every state's rollouts: pairwise order of the one half's sigma against the other's over
+    non-final segments, averaged over both directions (only the reference's ordered pairs count). The halves are
+    independent MC(n/2) estimates, so this is the ceiling a method compared with MC can be read against.
+    (agreeing, pairs) as ``pair_order``; None when a half is undefined or orders no pair."""
+    a, b = np.asarray(half_a, dtype=float), np.asarray(half_b, dtype=float)
+    if np.isnan(a).any() or np.isnan(b).any():
+        return None
+    sigma_a, sigma_b = np.diff(a), np.diff(b)  # a non-final segment's sigma: the difference of the values around it
+    one_way = [pair_order(x, y, final=False) for x, y in ((sigma_a, sigma_b), (sigma_b, sigma_a))]
+    if any(pairs == 0 for _, pairs in one_way):
+        return None
+    pairs = (one_way[0][1] + one_way[1][1]) / 2
+    return (one_way[0][0] / one_way[0][1] + one_way[1][0] / one_way[1][1]) / 2 * pairs, pairs
+
+
+def split_half_pair_order(outcomes: list[str], final_value: float) -> tuple[float, float] | None:
+    """``halves_pair_order`` from stored per-rollout outcomes: one string per non-final state, a rollout per
+    character ("1" correct), split into its first and second half (an odd last rollout left out)."""
+    n = min(len(o) for o in outcomes) // 2
+    if n < 1:
+        return None
+    halves = [np.append([o[start : start + n].count("1") / n for o in outcomes], final_value) for start in (0, n)]
+    return halves_pair_order(*halves)
 
 
 def value_at_budget(budgets: list[float], values: list[float], budget: float) -> tuple[float, str]:

@@ -11,7 +11,7 @@ for data with no reference answer, with the majority answer of the continuations
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -104,8 +104,8 @@ class MonteCarloDetector(Detector):
         stated = trace.answer is not None and answers_equivalent(trace.answer, majority)
         pseudo = trace.with_changes(reference_answer=majority, reference_solution=None, correct=stated)
         target = analyzer.context(pseudo)
-        regraded = [replace(r, correct=answers_equivalent(r.answer, majority)) for r in drawn]
-        target.cache.put_rollouts(target.key, estimator.sampling_key(target), regraded)
+        # graded against the majority on read (``MonteCarloEstimator.rollouts``)
+        target.cache.put_rollouts(target.key, estimator.sampling_key(target), drawn)
         return pseudo
 
     def locate(
@@ -128,18 +128,23 @@ class MonteCarloDetector(Detector):
         prefixes = segmentation.state_prefixes
         k = segmentation.k
         probed: dict[int, float] = {k: float(trace.outcome)}  # state index (0-based) -> success rate
+        halves: dict[int, list[float]] = {k: [float(trace.outcome)] * 2}  # two disjoint halves' rates (trust)
 
         def value(state: int) -> float:
             if state not in probed:
                 estimator.draw(context, {prefixes[state]: config.rollouts})
                 drawn = estimator.rollouts(context, prefixes[state])[: config.rollouts]
                 probed[state] = sum(r.correct for r in drawn) / len(drawn)
+                half = len(drawn) // 2
+                halves[state] = [float(np.mean([r.correct for r in part])) if half else float("nan")
+                                 for part in (drawn[:half], drawn[half : 2 * half])]  # fmt: skip
                 if progress:
                     progress(len(probed), k + 1)
             return probed[state]
 
         fails = lambda state: value(state) <= config.threshold  # noqa: E731
         extra = {"reward": mode, "consensus": trace.reference_answer if mode == "self_consistency" else None}
+        extra |= {"half_values": halves, "rollouts": config.rollouts}  # halves listed by state in ``_result``
         if fails(0):
             return self._result(NO_ERROR, probed, k, True, extra)
         if config.binary_search:
@@ -162,6 +167,8 @@ class MonteCarloDetector(Detector):
             values[state] = rate
         drops = np.nan_to_num(values[:-1] - values[1:], nan=0.0)
         evidence = {"probed_states": sorted(probed), "values": [None if np.isnan(v) else v for v in values], **extra}
+        if "half_values" in extra:  # per state (None where not probed), as JSON keeps it
+            evidence["half_values"] = [extra["half_values"].get(state) for state in range(k + 1)]
         return FirstError(self.name, prediction, drops, abstained, evidence)
 
 

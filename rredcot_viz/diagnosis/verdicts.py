@@ -14,6 +14,7 @@ from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.settings import config_json
+from rredcot_viz.traces.answers import GRADING
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost, content_key
 
@@ -35,6 +36,7 @@ def cached_verdict(
         segmentation.state_prefixes[-1],
         analyzer.config.variant,
         *analyzer.sampler.key,  # a sampling detector's verdict depends on where its rollouts came from
+        *((GRADING,) if "sampling" in detector.uses else ()),  # and on how they are graded
     )
     stored = context.cache.result(context.key, key)
     if stored is not None:

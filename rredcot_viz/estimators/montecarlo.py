@@ -1,5 +1,8 @@
 """Monte Carlo state values (docs/method.md §6): sample continuations from every state and grade them.
 
+A rollout is graded on the text the state already holds plus the rollout (``traces.answers.grade_text``, the
+grader the trainer's reward uses too): a state that ends at "The answer is" and a rollout " 7." state 7.
+
 V-hat_t is the success rate of n continuations sampled from s_t (t = 1..K; V-hat_{K+1} := R), with a
 Wilson 95% interval; sigma^MC follows from the same redistribution as RREDCoT. Rollouts that hit the token
 cap without an answer are counted separately, and three estimates are reported (the RREDCoT paper's
@@ -16,7 +19,7 @@ of R-hat); ``progressive`` adds batches until the Wilson half-width is small eno
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,7 +31,7 @@ from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.settings import setting
 from rredcot_viz.stats import newcombe_difference, wilson_interval
-from rredcot_viz.traces.answers import answers_equivalent, extract_answer_detailed
+from rredcot_viz.traces.answers import grade_text
 from rredcot_viz.types import Generation, PrefixSampling, Rollout, StateValues, content_key
 
 if TYPE_CHECKING:
@@ -107,7 +110,9 @@ class MonteCarloEstimator(ValueEstimator):
         return content_key("mc", self.sampling(), trigger, self.config.seed, *context.sampler.key)
 
     def rollouts(self, context: TraceContext, prefix: int) -> list[Rollout]:
-        return context.cache.rollouts(context.key, self.sampling_key(context), prefix)
+        """The rollouts stored for the state ``prefix`` tokens into the response, graded (``regrade``)."""
+        stored = context.cache.rollouts(context.key, self.sampling_key(context), prefix)
+        return [self.regrade(context, rollout) for rollout in stored]
 
     def draw(self, context: TraceContext, wanted: dict[int, int], progress: ProgressFn | None = None) -> None:
         """Make sure each state prefix has at least ``wanted[prefix]`` rollouts.
@@ -129,14 +134,9 @@ class MonteCarloEstimator(ValueEstimator):
                 progress(done, len(todo))
 
     def grade(self, context: TraceContext, prefix: int, index: int, generation: Generation) -> Rollout:
-        """A rollout counts only an explicitly stated answer (boxed, "the answer is", ####, "A:"), never a
-        stray last number; one that hits the cap without such an answer is truncated."""
-        if self.config.forced_answer:
-            answer = generation.text.split("}", 1)[0].strip() if "}" in generation.text else None
-        else:
-            found = extract_answer_detailed(generation.text)
-            answer = found.text if found is not None and found.method != "last_number" else None
-        correct = answers_equivalent(answer, context.trace.reference_answer)
+        """A rollout graded on what the state already holds plus the rollout (``graded_text``); one that hits the
+        cap without an answer is truncated."""
+        answer, correct = self._grade(context, prefix, generation.text)
         return Rollout(
             prefix,
             index,
@@ -147,6 +147,31 @@ class MonteCarloEstimator(ValueEstimator):
             generation.finish_reason,
             len(generation.token_ids),
         )
+
+    def regrade(self, context: TraceContext, rollout: Rollout) -> Rollout:
+        """A stored rollout graded again by today's grader against this context's reference (stored grades are a
+        cache: rollouts drawn before the grader read the state's text, or for another reference, stay usable)."""
+        answer, correct = self._grade(context, rollout.prefix, rollout.text)
+        if (answer, correct) == (rollout.answer, rollout.correct):
+            return rollout
+        return replace(rollout, answer=answer, correct=correct)
+
+    def graded_text(self, context: TraceContext, prefix: int, text: str) -> str | None:
+        """The text a rollout is graded on: the state's response prefix, then (forced answers) the trigger and the
+        sampled answer up to its closing brace, else the rollout; None for a forced answer never closed."""
+        state = context.response.prefix_text(prefix)
+        if not self.config.forced_answer:
+            return state + text
+        if "}" not in text:
+            return None
+        return state + self.trigger(context) + text.split("}", 1)[0] + "}"
+
+    def _grade(self, context: TraceContext, prefix: int, text: str) -> tuple[str | None, bool]:
+        graded = self.graded_text(context, prefix, text)
+        if graded is None:
+            return None, False
+        result = grade_text(graded, context.trace.reference_answer)
+        return result.answer, result.correct
 
     def pending(self, context: TraceContext, candidates: set[int], states: tuple[int, ...]) -> int:
         """Rollouts still to draw (progressive mode: at least its first batch per state)."""
@@ -196,6 +221,12 @@ class MonteCarloEstimator(ValueEstimator):
         wilson = np.array([wilson_interval(int(a), int(b)) for a, b in zip(k, n, strict=True)] + [(outcome, outcome)])
         pairs = [*zip(k.tolist(), n.tolist(), strict=True)]
         differences = [newcombe_difference(*pairs[i], *pairs[i + 1]) for i in range(len(pairs) - 1)]
+        # two disjoint halves of each state's rollouts, so MC's agreement with itself can be read (attribution.trust)
+        halves = [[rs[: len(rs) // 2], rs[len(rs) // 2 : len(rs) // 2 * 2]] for rs in per_state]
+        half_values = [
+            np.append([np.mean([r.correct for r in pair[side]]) if pair[side] else np.nan for pair in halves], outcome)
+            for side in (0, 1)
+        ]
         components = {
             "V_mc": values,
             "p_high": np.append(p_high, outcome),
@@ -203,6 +234,8 @@ class MonteCarloEstimator(ValueEstimator):
             "truncated_fraction": np.append(truncated / n, 0.0),
             "rollouts": np.append(n, 0).astype(float),
             "successes": np.append(k, 0).astype(float),
+            "V_half_a": half_values[0],
+            "V_half_b": half_values[1],
         }
         intervals = {"V_mc": wilson}
         if differences:

@@ -84,6 +84,26 @@ def extract_answer(text: str) -> str | None:
     return found.text if found else None
 
 
+GRADING = "prefix+rollout"  # what a sampled continuation is graded on; results that depend on it name it in their keys
+
+
+@dataclass(frozen=True)
+class Grade:
+    answer: str | None  # the answer the text states explicitly; None when it states none
+    correct: bool
+
+
+def grade_text(text: str, reference: str | None) -> Grade:
+    """The one grader of sampled text (Monte Carlo rollouts, resets, the trainer's reward): the answer the whole
+    response states explicitly (boxed, "the answer is", ####, "A:"; never a stray last number), against the
+    reference. A continuation is graded on the state's text plus the rollout (``text = state + rollout``), the
+    way the finished response would be: "... The answer is" + " 7." states 7, and a rollout that corrects an
+    answer already written counts with its own, the later one."""
+    found = extract_answer_detailed(text)
+    answer = found.text if found is not None and found.method != "last_number" else None
+    return Grade(answer, answers_equivalent(answer, reference))
+
+
 def last_number_note(text: str) -> str | None:
     """A note for results that read ``text``'s own answer, when that answer is only its last number (the text
     states none explicitly), so the fallback is shown; None when the answer is stated."""

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.traces.answers import answers_equivalent, extract_answer_detailed
+from rredcot_viz.traces.answers import grade_text
 from rredcot_viz.traces.trace import Trace
 
 BUILTIN_SYSTEM = (
@@ -95,9 +95,6 @@ def problems_from_traces(traces: list[Trace]) -> list[Problem]:
 
 
 def reward(text: str, answer: str) -> float:
-    """1 when the completion states an answer explicitly (boxed, "the answer is", ####) equal to the
-    reference, else 0; a stray last number never counts."""
-    found = extract_answer_detailed(text)
-    if found is None or found.method == "last_number":
-        return 0.0
-    return float(answers_equivalent(found.text, answer))
+    """1 when the whole completion (a reset's kept prefix included) states an answer explicitly equal to the
+    reference, else 0: the grader Monte Carlo uses too (``grade_text``)."""
+    return float(grade_text(text, answer).correct)

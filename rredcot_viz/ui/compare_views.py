@@ -1,5 +1,5 @@
-"""The Compare page's parts: which methods, their generated settings, Monte Carlo as a background job, and the
-cost table."""
+"""The Compare page's parts: which methods, their generated settings, Monte Carlo as a background job, the
+cost table and how far to trust the comparison with Monte Carlo."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from rredcot_viz.attribution import attributions
+from rredcot_viz.attribution.trust import Trust
 from rredcot_viz.engine import Analyzer
 from rredcot_viz.estimators import estimators, sampling_estimators
 from rredcot_viz.estimators.montecarlo import PRESETS, MonteCarloConfig, MonteCarloEstimator
@@ -164,3 +165,13 @@ def cost_frame(comparison: Comparison) -> pd.DataFrame:
 def cost_notes(comparison: Comparison) -> list[str]:
     """Every method's notes (caveats such as truncated rollouts), whole."""
     return [f"**{name}**: {note}" for name, r in comparison.methods.items() for note in r.notes]
+
+
+def trust_panel(found: Trust | None, labels: dict[str, str] | None = None) -> None:
+    """How far to trust this trace's comparison with Monte Carlo: each method's agreement with MC beside MC's
+    with itself (``attribution.trust``); nothing when MC has not been drawn."""
+    if found is None:
+        return
+    st.markdown("**How far to trust this comparison** (segment pairs before the last segment, whose credit the "
+                "outcome decides)")  # fmt: skip
+    st.markdown("\n".join(f"- {line}" for line in found.sentences(labels)))

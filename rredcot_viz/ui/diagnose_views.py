@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from rredcot_viz.attribution.trust import probed_trust
 from rredcot_viz.diagnosis import Detector, FirstError, detectors
 from rredcot_viz.diagnosis.resample import ResetConfig, reset_resample
 from rredcot_viz.engine import AnalysisResult, Analyzer
@@ -18,6 +19,7 @@ from rredcot_viz.traces.needs import describe
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import Rollout
 from rredcot_viz.ui import resources
+from rredcot_viz.ui.compare_views import trust_panel
 from rredcot_viz.ui.jobs import JobTexts, StreamlitProgress, job_progress, start_job
 from rredcot_viz.ui.method_controls import build, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
@@ -57,6 +59,13 @@ def verdicts_view(
         st.caption(diagnosis.curve_note)
     segments, verdicts = diagnosis.segments, diagnosis.verdicts
     _show_verdicts(trace, segments, verdicts, diagnosis.curve, diagnosis.curve_estimator)
+    for label, verdict in verdicts.items():
+        if "half_values" in verdict.evidence:  # Monte Carlo was drawn: how far it agrees with itself
+            found = probed_trust(verdict.evidence)
+            if found is None:
+                st.caption(f"{label}: Monte Carlo's agreement with itself needs every state probed; turn off the "
+                           "binary search to see it.")  # fmt: skip
+            trust_panel(found)
     return segments, verdicts
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from rredcot_viz.attribution import attributions
 from rredcot_viz.attribution.agreement import agreement_matrix
 from rredcot_viz.attribution.cached import attribute_cached
+from rredcot_viz.attribution.trust import HALVES, Trust, rollouts_per_state, trust
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import UnknownNameError
 from rredcot_viz.estimators import estimators
@@ -39,6 +40,7 @@ class MethodResult:
     cost: CallCost = field(default_factory=CallCost)
     stderr: np.ndarray | None = None  # Shapley permutation sampling
     cached: bool = False  # served from the cache now; ``cost`` is what it cost when it was computed
+    components: dict[str, np.ndarray] = field(default_factory=dict)  # an estimator's value components
 
 
 @dataclass
@@ -52,6 +54,13 @@ class Comparison:
 
     def matrix(self, metric: str = "spearman") -> tuple[list[str], np.ndarray]:
         return agreement_matrix(self.scores(), metric)
+
+    def trust(self) -> Trust | None:
+        """Every method's agreement with Monte Carlo on this trace beside MC's with itself (None without MC)."""
+        for name, result in self.methods.items():
+            if all(half in result.components for half in HALVES):
+                return trust(self.scores(), name, result.components, rollouts_per_state(result.components))
+        return None
 
     def rows(self, preview: int | None = 40) -> list[dict[str, Any]]:
         """One row per segment with every method's score; the text cut to ``preview`` characters (None: whole)."""
@@ -93,7 +102,15 @@ def compare(
             segmentation = analysis.segmentation
             values = analysis.values
             results[name] = MethodResult(
-                name, "estimator", analysis.sigma, values.values, values.intervals, {}, values.notes, analysis.cost
+                name,
+                "estimator",
+                analysis.sigma,
+                values.values,
+                values.intervals,
+                {},
+                values.notes,
+                analysis.cost,
+                components=values.components,
             )
         else:
             if segmentation is None:

@@ -26,6 +26,7 @@ from rredcot_viz.attribution.agreement import (
     segment_agreement,
     sign_agreement,
     spearman,
+    split_half_pair_order,
     summarize,
     top_k_overlap,
     value_at_budget,
@@ -128,3 +129,25 @@ def test_pair_order_controls():
     np.testing.assert_array_equal(agreeing, [3.0, 1.0])  # one half of every pair
     # all credit on the last segment: ties (one half) among the others, and "the last is highest" on the rest
     assert control_pair_order("last_segment", references, final=True)[0].tolist() == [6 * 0.5 + 0.0, 2 * 0.5 + 3.0]
+
+
+def test_reverse_position_is_the_other_side_of_position():
+    """Position never ties, so on every trace reversed position scores exactly pairs - position."""
+    np.testing.assert_array_equal(control_scores("reverse_position", 3), [3, 2, 1])
+    references = [np.array([0.1, 0.3, 0.2, 0.9, 0.0]), np.array([0.5, 0.5, 0.4, 1.0])]
+    forward, pairs = control_pair_order("position", references, final=False)
+    backward, same_pairs = control_pair_order("reverse_position", references, final=False)
+    np.testing.assert_array_equal(same_pairs, pairs)
+    np.testing.assert_array_equal(backward, pairs - forward)
+
+
+def test_split_half_agreement_of_monte_carlo_with_itself():
+    # two halves of 4 rollouts per state: values (first half) 0.25, 0.5, 1.0; (second half) 0.0, 0.5, 0.75
+    outcomes = ["1000" + "0000", "1100" + "0011", "1111" + "1110"]
+    # sigma nf: first half (0.25, 0.5), second half (0.5, 0.25): the one pair each orders is ordered oppositely
+    assert split_half_pair_order(outcomes, 1.0) == (0.0, 1.0)
+    same = ["1000" + "1000", "1100" + "0011", "1111" + "1111"]
+    assert split_half_pair_order(same, 1.0) == (1.0, 1.0)
+    # one half ties its only pair: that direction orders none, so the trace tells nothing
+    assert split_half_pair_order(["1000" + "0000", "1100" + "1000", "1111" + "1100"], 1.0) is None
+    assert split_half_pair_order(["1", "0", "1"], 1.0) is None  # fewer than two rollouts a state

@@ -9,6 +9,7 @@ import importlib
 import sys
 from pathlib import Path
 
+import numpy as np
 from fake_openai import FakeOpenAIServer
 
 from rredcot_viz.model.backends import SamplerSpec
@@ -48,3 +49,27 @@ def test_monte_carlo_rollouts_go_to_the_configured_server(tiny):
     rollouts_per_state = compare.REFERENCE_N + max(compare.MC_NS)
     assert result.k == 3
     assert sent == rollouts_per_state * result.k  # every state before the terminal one (s_1..s_K), none locally
+
+
+def test_mc_from_redraws_monte_carlo_keeps_every_outcome_and_carries_the_other_rows():
+    """``--mc-from``: Monte Carlo is drawn again (graded on the state plus the rollout) and every rollout's
+    outcome is kept; the rows that never sample come from the saved record unchanged."""
+    from toy import ToySampler
+
+    lm = ToySampler(lambda context: [0.1, 0.9, 0.5][min(context.count("\n") - context.count("\n", 0, 2), 2)])
+    cot = "First 2 + 3 = 5.\nThen we check it.\nThe answer is 5."
+    carried = {"k": 3, "cot": cot, "scores": {"rredcot": [0.2, 0.3, 0.5], "mc4": [9.0, 9.0, 9.0]},
+               "tokens": {"rredcot": 40}, "seconds": {"rredcot": 1.5}}  # fmt: skip
+    drawn = {"trace": "t", "problem": 0, "split": "selection", "question": "2 + 3?", "prompt": "2 + 3?", "cot": cot,
+             "reference_answer": "7", "reference_solution": None, "correct": False, "seed": 1, "pass_rate": 0.5,
+             "carried": carried}  # fmt: skip
+    args = argparse.Namespace(**(vars(ARGS) | {"segmenter": "line", "k": 0}))
+    result = compare.score_trace(lm, SamplerSpec().build(lm), drawn, args)
+    assert result.k == 3 and result.usable
+    assert [len(o) for o in result.outcomes] == [compare.REFERENCE_N + max(compare.MC_NS)] * 3  # s_1..s_K
+    assert result.scores["rredcot"].tolist() == [0.2, 0.3, 0.5] and result.tokens["rredcot"] == 40
+    assert result.scores["mc4"].tolist() != [9.0, 9.0, 9.0]  # Monte Carlo rows are drawn, never carried
+    values = [o[: compare.REFERENCE_N].count("1") / compare.REFERENCE_N for o in result.outcomes]
+    np.testing.assert_allclose(result.reference_values[:-1], values)
+    again = compare.from_record(compare.record(result, 8))
+    assert again.outcomes == result.outcomes

@@ -6,6 +6,7 @@ from __future__ import annotations
 from planted import FAILED, GIVEN, TRACE, analyzer
 from toy import ToySampler, planted_success
 
+from rredcot_viz.attribution.trust import probed_trust
 from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.mc_detector import majority_answer
 
@@ -35,3 +36,16 @@ def test_self_consistency_mc_grades_against_the_majority_answer():
     silent = analyzer(ToySampler(planted_success, truncation=1.0))  # no continuation states an answer
     abstained = detectors.get("mc")(rollouts=4).detect(silent, FAILED, GIVEN)
     assert abstained.abstained and "states an answer" in abstained.evidence["reason"]
+
+
+def test_probing_every_state_tells_how_far_monte_carlo_agrees_with_itself():
+    an = analyzer(ToySampler(planted_success))
+    exhaustive = detectors.get("mc")(rollouts=8, binary_search=False).detect(an, TRACE, GIVEN)
+    halves = exhaustive.evidence["half_values"]
+    assert all(h is not None for h in halves) and exhaustive.evidence["rollouts"] == 8
+    values = exhaustive.evidence["values"]
+    assert [(a + b) / 2 for a, b in halves[:-1]] == values[:-1]  # the halves split the probe's rollouts
+    found = probed_trust(exhaustive.evidence)
+    assert found is not None and found.rollouts == 8 and found.sentences()[-1].startswith("Monte Carlo ")
+    searched = detectors.get("mc")(rollouts=8).detect(an, TRACE, GIVEN)
+    assert probed_trust(searched.evidence) is None  # the binary search skipped states

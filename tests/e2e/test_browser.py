@@ -138,6 +138,7 @@ def test_inspect_in_a_real_browser(server, browser):
     page.wait_for_selector("text=A water tank", timeout=120000)
     wait_idle(page)
     assert page.get_by_text("These scores were recorded with Qwen2.5-Coder-1.5B").count() == 1
+    assert page.get_by_text("No Monte Carlo check stands behind them yet").count() == 1
     recorded = segments(page)
     page.get_by_text("Re-score live with the loaded model", exact=True).click()
     page.wait_for_selector("text=cannot do arithmetic", timeout=120000)
@@ -300,6 +301,28 @@ def test_monte_carlo_shows_its_tokens_joins_a_second_request_and_cancels_within_
     wait_text(page, r"Cancelled; the rollouts drawn so far are kept\.", timeout=60)
     assert time.time() - asked < 15  # lands within a decode step, shown at the next 1 s redraw
     wait_text(page, r"Jobs \(0 running\)", timeout=30)
+    page.close()
+
+
+def test_a_finished_monte_carlo_run_says_how_far_to_trust_the_comparison(server, browser):
+    """Each method's agreement with MC on this trace beside MC's agreement with itself, in words."""
+    page = open_page(browser, server, "compare")
+    wait_text(page, r"Monte Carlo rollouts")
+    wait_quiet(page)
+    methods = page.get_by_role("combobox", name="Methods")
+    methods.click()
+    methods.type("mc")
+    methods.press("Enter")
+    methods.press("Escape")
+    wait_quiet(page)
+    number(page, "Rollouts", 4)
+    number(page, "Max new tokens", 24)
+    page.get_by_role("button", name="Run Monte Carlo").click()
+    wait_text(page, r"How far to trust this comparison", timeout=600)
+    method_line = wait_text(page, r"rredcot orders (\d+(?:\.5)?) of (\d+) segment pairs as Monte Carlo does")
+    assert float(method_line.group(1)) <= int(method_line.group(2))
+    wait_text(page, r"Monte Carlo agrees with itself on \d+% of segment pairs|agreement with itself is unknown")
+    page.screenshot(path=str(OUTPUT / "compare-trust.png"), full_page=True)
     page.close()
 
 

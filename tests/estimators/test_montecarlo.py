@@ -105,3 +105,58 @@ def test_progressive_stops_when_tight():
 def test_forced_answer_rollouts():
     result, _, _ = run(50, forced_answer=True)
     assert result.values.values[0] == pytest.approx(TRUE_P[0], abs=0.15)
+
+
+class ScriptedSampler(ToySampler):
+    """Continues a state ending in "The answer is" with " 7." and any other state with " so the answer is 7."."""
+
+    def __init__(self):
+        super().__init__(lambda context: 1.0)
+
+    def sample_after_prefixes(self, ids, requests, config=None, *, progress=None):
+        from rredcot_viz.types import Generation
+
+        results = []
+        for request in requests:
+            context = self.decode([*ids[: request.prefix], *request.context])
+            text = " 7." if context.endswith("The answer is") else " so the answer is 7."
+            results.append([Generation(request.prefix, self.encode(text), text, "eos", int(s)) for s in request.seeds])
+        return results
+
+
+def test_a_state_inside_the_answer_sentence_is_graded_with_what_it_holds():
+    """The issue's reproduction: a three-step trace whose last state ends at "The answer is"; before the grader
+    read the state's text, MC there was 0.00."""
+    trace = Trace("Add 3 and 4.", "3 + 4\nis 7.\nThe answer is 7.", reference_answer="7", steps=["3 + 4\n",
+                  "is 7.\nThe answer is", " 7."])  # fmt: skip
+    analyzer = Analyzer(ScriptedSampler())
+    result = analyzer.analyze(trace, segmenters.get("given")(), estimators.get("mc")(rollouts=4))
+    np.testing.assert_array_equal(result.values.values, [1.0, 1.0, 1.0, 1.0])
+    context = analyzer.context(trace)
+    last = estimators.get("mc")(rollouts=4).rollouts(context, result.segmentation.state_prefixes[2])
+    assert [(r.text, r.answer, r.correct) for r in last] == [(" 7.", "7", True)] * 4
+
+
+def test_stored_rollouts_are_graded_again_on_read():
+    """Rollouts stored with the former grade (the rollout's text alone) read with today's grader."""
+    from dataclasses import replace
+
+    analyzer = Analyzer(ScriptedSampler())
+    trace = Trace("Add 3 and 4.", "3 + 4 is 7.\nThe answer is 7.", reference_answer="7",
+                  steps=["3 + 4 is 7.\nThe answer is", " 7."])  # fmt: skip
+    estimator = estimators.get("mc")(rollouts=2)
+    analyzer.analyze(trace, segmenters.get("given")(), estimator)
+    context = analyzer.context(trace)
+    prefix = analyzer.segment(trace, segmenters.get("given")()).state_prefixes[1]
+    stored = context.cache.rollouts(context.key, estimator.sampling_key(context), prefix)
+    stored[:] = [replace(r, answer=None, correct=False) for r in stored]  # as the former grader left them
+    assert [r.correct for r in estimator.rollouts(context, prefix)] == [True, True]
+
+
+def test_forced_answers_are_graded_after_the_state_and_the_trigger():
+    result, analyzer, _ = run(64, forced_answer=True)
+    context = analyzer.context(TRACE)
+    estimator = estimators.get("mc")(rollouts=64, forced_answer=True)
+    rollout = estimator.rollouts(context, result.segmentation.state_prefixes[0])[0]
+    assert estimator.graded_text(context, rollout.prefix, rollout.text).endswith("\\boxed{" + rollout.answer + "}")
+    assert estimator.graded_text(context, rollout.prefix, "7 and on") is None  # never closed: no answer

@@ -72,3 +72,8 @@ def test_monte_carlo_runs_in_the_background_and_joins():
     cost = app.dataframe[0].value.set_index("method")
     # the page re-used the stored rollouts, and says what drawing them cost
     assert cost.loc["mc", "source"] == "cached" and cost.loc["mc", "tokens generated"] == job.cost["tokens_generated"]
+    texts = [m.value for m in app.markdown]
+    assert any(t.startswith("**How far to trust this comparison**") for t in texts)
+    lines = next(t for t in texts if "Monte Carlo" in t and t.startswith("- ")).splitlines()
+    assert lines[0].startswith("- rredcot ") and len(lines) == 2  # the method, then MC's own line
+    assert "agrees with itself" in lines[1] or "agreement with itself is unknown" in lines[1]

@@ -7,10 +7,12 @@ from fractions import Fraction
 import pytest
 
 from rredcot_viz.traces.answers import (
+    Grade,
     answers_equivalent,
     extract_answer,
     extract_answer_detailed,
     find_boxed,
+    grade_text,
     normalize_answer,
     numbers_in,
     parse_number,
@@ -142,3 +144,25 @@ def test_normalize_and_numbers() -> None:
     assert normalize_answer(r"$\left( 3, \dfrac{\pi}{2} \right)$.") == r"(3,\frac{\pi}{2})"
     assert normalize_answer("x = 1,000") == "1000"
     assert numbers_in("2 + 3 = 5, then 5 * 1,000 = 5000.") == ["2", "3", "5", "1000", "5000"]
+
+
+@pytest.mark.parametrize(
+    ("state", "rollout", "answer", "correct"),
+    [
+        ("Step one.\nThe answer is", " 7.", "7", True),  # a state cut inside the answer sentence
+        ("Step one.\nSo it is \\boxed{", "7}.", "7", True),  # inside the box
+        ("The answer is 5.\n", "Wait, 3 + 4 = 7, so the answer is 7.", "7", True),  # the rollout corrects it
+        ("The answer is 7.\n", "No: the answer is 5.", "5", False),  # ... or spoils it
+        ("Three plus four", " is a sum we can do", None, False),  # states nothing: no stray number counts
+        ("3 + 4 = 7", "", None, False),
+    ],
+)
+def test_grade_reads_the_state_and_the_rollout(state: str, rollout: str, answer: str | None, correct: bool) -> None:
+    grade = grade_text(state + rollout, "7")
+    assert (grade.answer, grade.correct) == (answer, correct)
+
+
+def test_a_rollout_inside_the_answer_sentence_states_nothing_alone() -> None:
+    """Why the state's text is part of what is graded: " 7." and "7}." alone state no answer."""
+    assert grade_text(" 7.", "7") == Grade(None, False)
+    assert grade_text("7}.", "7") == Grade(None, False)
