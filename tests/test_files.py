@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -22,6 +23,7 @@ from rredcot_viz.files import (
     atomic_write,
     check_output_folder,
     check_output_path,
+    spreadsheet_cell,
     write_bytes,
     write_text,
 )
@@ -143,3 +145,69 @@ def test_every_file_the_library_writes_goes_through_the_helper():
             if WRITES.search(code) and "partial" not in code and not any(a in code for a in allowed):
                 offenders.append(f"{relative}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    """A 600 file came back 644: the temporary file's mode replaced the user's."""
+    secret = tmp_path / "secret.jsonl"
+    secret.write_bytes(OLD)
+    secret.chmod(0o600)
+    write_text(secret, "new\n")
+    assert secret.read_text() == "new\n" and stat.S_IMODE(secret.stat().st_mode) == 0o600
+    with atomic_path(secret) as partial:  # a tool that writes by name (DuckDB COPY) too
+        partial.write_bytes(b"tool\n")
+        partial.chmod(0o644)
+    assert secret.read_bytes() == b"tool\n" and stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
+def test_a_symlink_is_followed_and_stays_a_link(tmp_path):
+    """The link became a regular file and the file it pointed to was left stale; now the target is written."""
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "results.jsonl"
+    target.write_bytes(OLD)
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(target)
+    assert check_output_path(link) == link
+    write_text(link, "new\n")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new\n" and leftovers(tmp_path) == [] and leftovers(target.parent) == []
+    dangling = tmp_path / "next.jsonl"
+    dangling.symlink_to(tmp_path / "data" / "new.jsonl")  # a link to a file not written yet: created there
+    write_text(dangling, "first\n")
+    assert dangling.is_symlink() and (tmp_path / "data" / "new.jsonl").read_text() == "first\n"
+
+
+def test_what_is_not_a_regular_file_is_refused_and_left_as_it_was(tmp_path):
+    """A FIFO or a device node was replaced by a regular file (as root, --out /dev/full replaced the device)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    through_link = tmp_path / "to-pipe"
+    through_link.symlink_to(fifo)
+    refused = [(fifo, "a named pipe"), (through_link, "a named pipe"), (Path(os.devnull), "a character device")]
+    for path, kind in refused:
+        with pytest.raises(OutputPathError, match=f"{re.escape(str(path))}.* is {kind}.*; rredcot_viz writes only"):
+            check_output_path(path)
+        with pytest.raises(OutputPathError, match=f"is {kind}"), atomic_write(path) as sink:
+            sink.write("never written\n")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and through_link.is_symlink()
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode) and leftovers(tmp_path) == []
+    with pytest.raises(OutputPathError, match="is a folder; give a file name inside it"), atomic_path(tmp_path):
+        pass
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_folder_that_refuses_new_files_is_a_message():
+    """/proc passes every permission check (as root) and still creates no file: a traceback, now a message."""
+    with pytest.raises(OutputPathError, match=r"output file /proc/x.jsonl: no file can be created in /proc"):
+        check_output_path("/proc/x.jsonl")
+    with pytest.raises(OutputPathError, match=r"output folder /proc/out: no file can be created in /proc"):
+        check_output_folder("/proc/out")
+    with pytest.raises(OutputPathError, match="no file can be created in /proc"):
+        write_text("/proc/x.html", "<html></html>")
+
+
+def test_spreadsheet_cells_that_would_run_start_with_a_quote():
+    for formula in ["=1+1", "+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0", "@SUM(A1:A9)", "\t=1", "\r=1", "- item"]:
+        assert spreadsheet_cell(formula) == "'" + formula
+    for kept in ["-3", "+1.5e3", "-.5", "plain text", "a = b", "", -2.5, -3, None, True]:
+        assert spreadsheet_cell(kept) == kept

@@ -3,7 +3,8 @@
 Errors the library raises on purpose (``RredcotError``) are printed as one clear line, never a traceback.
 Only the chosen subcommand's options are built (building one may import the model stack), and the command
 modules import nothing heavy at the top, so ``import`` of a small file never loads torch. SIGTERM stops a
-command the way Ctrl-C does (a training run is then recorded as stopped).
+command the way Ctrl-C does (a training run is then recorded as stopped). A reader that stops early
+(``import ... | head -5``) ends the command quietly, with the shell's status for SIGPIPE (141).
 """
 
 from __future__ import annotations
@@ -71,10 +72,15 @@ def main(argv: list[str] | None = None) -> int:
     main_thread = threading.current_thread() is threading.main_thread()  # only it may set a signal handler
     previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
-        return commands.get(args.command).run(args)
+        code = commands.get(args.command).run(args)
+        sys.stdout.flush()  # here, so that a reader gone early (| head) is caught below, not at exit
+        return code
     except RredcotError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush then has nowhere to fail
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as interrupt:
         print(f"\nstopped ({interrupt or 'Ctrl-C'})", file=sys.stderr)
         return 143 if interrupt.args else 130

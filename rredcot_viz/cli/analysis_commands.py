@@ -64,7 +64,7 @@ def pick_trace(traces: list, wanted: str, file: str) -> list:
     from rredcot_viz.errors import ImportFormatError
 
     matches = [(i, t) for i, t in enumerate(traces) if wanted in (t.trace_id, t.short_id)]
-    if not matches and wanted.isdigit() and int(wanted) < len(traces):
+    if not matches and wanted.isascii() and wanted.isdigit() and int(wanted) < len(traces):
         matches = [(int(wanted), traces[int(wanted)])]
     if not matches:
         raise ImportFormatError(f"no trace {wanted!r} in {file}: give a trace id or an index below {len(traces)}")

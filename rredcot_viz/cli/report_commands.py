@@ -59,7 +59,7 @@ def _trace_from_file(args: argparse.Namespace):
     if args.trace is None:
         return traces[0]
     matches = [t for t in traces if args.trace in (t.trace_id, t.short_id)]
-    if not matches and args.trace.isdigit() and int(args.trace) < len(traces):
+    if not matches and args.trace.isascii() and args.trace.isdigit() and int(args.trace) < len(traces):
         matches = [traces[int(args.trace)]]
     if not matches:
         raise ImportFormatError(f"no trace {args.trace!r} in {args.target}: give a trace id or an index below "

@@ -81,6 +81,10 @@ class StoreLockedError(RredcotError):
     """Another process held the DuckDB file for longer than this one would wait."""
 
 
+class StoreDamagedError(RredcotError):
+    """The DuckDB file cannot be read (cut short, overwritten) or is not a store of this project."""
+
+
 def default_store_path() -> Path:
     """``$RREDCOT_STORE`` if set, else the data dir's file."""
     return Path(os.environ.get("RREDCOT_STORE", data_dir() / "rredcot.duckdb"))
@@ -154,7 +158,9 @@ class StoreBase:
                 except duckdb.IOException as error:
                     holder = _holder(str(error))
                     if holder is None:
-                        raise RredcotError(f"the store {self.path} cannot be opened: {error}") from None
+                        raise self.damage(error) or RredcotError(
+                            f"the store {self.path} cannot be opened: {error}"
+                        ) from None
                     waited = time.monotonic() - started
                     if waited >= self.wait:
                         raise StoreLockedError(
@@ -243,15 +249,32 @@ class StoreBase:
     @contextmanager
     def cursor(self) -> Iterator[Any]:
         """A cursor of this process's connection, closed on exit (connections are not thread-safe, cursors are)."""
+        import duckdb
+
         connection = self._acquire()
         try:
             cursor = connection.cursor()
             try:
                 yield cursor
+            except duckdb.Error as error:
+                damage = self.damage(error)
+                if damage is None:
+                    raise
+                raise damage from None
             finally:
                 cursor.close()
         finally:
             self._release()
+
+    def damage(self, error: Exception) -> StoreDamagedError | None:
+        """What to tell the user when DuckDB's ``error`` says the store's own file is damaged, else None."""
+        text = str(error)
+        if str(self.path) not in text and "corrupt" not in text.lower():
+            return None
+        return StoreDamagedError(
+            f"the store {self.path} is damaged ({text.splitlines()[0]}): restore it from a backup, or use "
+            "another store file (--store /path/other.duckdb or RREDCOT_STORE)"
+        )
 
     @contextmanager
     def writing(self) -> Iterator[Any]:
@@ -269,13 +292,15 @@ class StoreBase:
     # ------------------------------------------------------------------ schema
     def schema_version(self) -> int:
         """The version the file is at (0 for a new file)."""
+        if "schema_version" not in self.tables():
+            return 0
         with self.cursor() as cur:
-            cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
             row = cur.execute("SELECT max(version) FROM schema_version").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
     def migrate(self) -> None:
-        """Apply the migrations the file lacks, each in one transaction; refuse a file newer than this code."""
+        """Apply the migrations the file lacks, each in one transaction; refuse a file newer than this code, and
+        one with tables but no version (another program's, which the first migration would collide with)."""
         with self._lock, self.hold():
             current = self.schema_version()
             if current > SCHEMA_VERSION:
@@ -283,7 +308,14 @@ class StoreBase:
                     f"the store {self.path} has schema version {current}, newer than this code ({SCHEMA_VERSION}); "
                     "update rredcot_viz or open another store"
                 )
+            foreign = sorted(set(self.tables()) - {"schema_version"}) if current == 0 else []
+            if foreign:
+                raise StoreDamagedError(
+                    f"the store {self.path} has tables ({', '.join(foreign[:5])}) but no schema version, so it was "
+                    "not made by rredcot_viz: give another store file (--store /path/new.duckdb or RREDCOT_STORE)"
+                )
             with self.cursor() as cur:
+                cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
                 for version in range(current, SCHEMA_VERSION):
                     cur.execute("BEGIN")
                     for statement in MIGRATIONS[version]:

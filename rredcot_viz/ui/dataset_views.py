@@ -18,6 +18,7 @@ from rredcot_viz.traces.importers import ImportReport, import_file
 from rredcot_viz.traces.importers.readers import DATA_SUFFIXES
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui.settings_form import preset
+from rredcot_viz.ui.tables import csv_bytes
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
 from rredcot_viz.workflows.dataset import dataset_runs, load_run, position_points, records_frame, run_settings
 from rredcot_viz.workflows.runs import run_label, store_import
@@ -150,6 +151,4 @@ def run_view(store: Store, collection: str) -> None:
     rows = selection.selection.rows if selection else []
     if rows and st.button("Open the selected trace in Inspect", key="dataset_open"):
         open_in_inspect(frame.iloc[rows[0]]["hash"], collection, run_settings(store, run_id))
-    st.download_button(
-        "Download this run (CSV)", frame.to_csv(index=False).encode(), file_name=f"{run_id}.csv", mime="text/csv"
-    )
+    st.download_button("Download this run (CSV)", csv_bytes(frame), file_name=f"{run_id}.csv", mime="text/csv")

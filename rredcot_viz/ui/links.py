@@ -7,11 +7,13 @@ A URL that differs from the one this session last wrote (a link just opened) set
 otherwise the widgets' state (which Streamlit updates before each rerun) is written into the URL, so it is
 current even when the page stops early (while an analysis runs). A parameter that names nothing this app or
 store has (a trace not in this store, an unknown model, K out of range) is left out with a message that says
-so, and the page opens on its defaults for it.
+so, and the page opens on its defaults for it. A link is anyone's text: the message shows its values verbatim
+(``as_text``), never as Markdown, and names no server path.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import streamlit as st
@@ -27,6 +29,7 @@ SHADES = ("sigma", "Q_hat", "R_hat", "v_hat")
 SCORES = ("recorded", "live")
 K_RANGE = (2, 64)
 HASH_CHARS = 16  # of a trace's content hash in a link: unique in any store of a realistic size
+SHOWN_CHARS = 80  # of a link's value in a message
 APPLIED = "links_applied"  # the query string last applied in this session
 
 
@@ -85,30 +88,30 @@ def _apply(prefix: str, name: str, value: str, given: dict[str, str]) -> str | N
     key = _key(prefix, name)
     if name == "model":
         if value not in CATALOGUE:
-            return f"model {value!r} is not in the catalogue ({', '.join(CATALOGUE)}); using the sidebar's model"
+            return f"model {as_text(value)} is not in the catalogue ({', '.join(CATALOGUE)}); using the sidebar's model"
     elif name == "source":
         if value not in SOURCES:
-            return f"trace source {value!r} is not one of {', '.join(SOURCES)}"
+            return f"trace source {as_text(value)} is not one of {', '.join(SOURCES)}"
         value = SOURCES[value]
     elif name == "collection":
         if value not in resources.store().collections():
-            return f"collection {value!r} is not in this store ({resources.store().path})"
+            return f"collection {as_text(value)} is not in this store"
     elif name == "trace":
         trace, problem = _find_trace(value, given)
         if trace is None:
             return problem
         value = trace.content_hash  # the trace picker starts on it (a link opens a new session)
     elif name == "scores" and value not in SCORES:
-        return f"scores {value!r} is not one of {', '.join(SCORES)}"
+        return f"scores {as_text(value)} is not one of {', '.join(SCORES)}"
     elif name == "segmenter" and value not in segmenters.names():
-        return f"segmenter {value!r} is not one of {', '.join(segmenters.names())}"
+        return f"segmenter {as_text(value)} is not one of {', '.join(segmenters.names())}"
     elif name == "estimator" and value not in live_estimators():
-        return f"estimator {value!r} is not one of {', '.join(live_estimators())}"
+        return f"estimator {as_text(value)} is not one of {', '.join(live_estimators())}"
     elif name == "shade" and value not in SHADES:
-        return f"shading {value!r} is not one of {', '.join(SHADES)}"
+        return f"shading {as_text(value)} is not one of {', '.join(SHADES)}"
     elif name == "k":
-        if not value.isdigit() or not K_RANGE[0] <= int(value) <= K_RANGE[1]:
-            return f"K {value!r} is not a whole number from {K_RANGE[0]} to {K_RANGE[1]}"
+        if not (value.isascii() and value.isdigit()) or not K_RANGE[0] <= int(value) <= K_RANGE[1]:
+            return f"K {as_text(value)} is not a whole number from {K_RANGE[0]} to {K_RANGE[1]}"
         st.session_state[key] = int(value)
         return None
     st.session_state[key] = value
@@ -127,10 +130,18 @@ def _find_trace(value: str, given: dict[str, str]) -> tuple[Trace | None, str]:
         pool = pool + (store.traces("upload") if source != "stored" else [])
     matches = {t.content_hash: t for t in pool if t.content_hash.startswith(value)}
     if len(value) < 6 or len(matches) != 1:
-        where = "the samples" if source == "samples" else f"this store ({resources.store().path})"
+        where = "the samples" if source == "samples" else "this store"
         found = "matches several traces" if len(matches) > 1 else "is not"
-        return None, f"trace {value[:HASH_CHARS]} {found} in {where}; showing the first trace instead"
+        return None, f"trace {as_text(value[:HASH_CHARS])} {found} in {where}; showing the first trace instead"
     return next(iter(matches.values())), ""
+
+
+def as_text(value: str) -> str:
+    """A link's value as Markdown that shows it verbatim: a code span (its fence longer than any run of backticks
+    in it), in which no bold, link or remote image is rendered; long values are cut."""
+    value = " ".join(value[:SHOWN_CHARS].split()) + ("..." if len(value) > SHOWN_CHARS else "")
+    fence = "`" * (max((len(run) for run in re.findall("`+", value)), default=0) + 1)
+    return f"{fence} {value} {fence}"
 
 
 def publish_view(prefix: str) -> None:

@@ -8,6 +8,8 @@ step at a time, in the background). The run, step and prompt shown live in the U
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -18,6 +20,7 @@ from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.store import Store
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.jobs import job_progress
+from rredcot_viz.ui.links import as_text
 from rredcot_viz.ui.method_controls import estimator_picker, segmenter_picker
 from rredcot_viz.ui.shading import relative_switch
 from rredcot_viz.ui.share import run_download
@@ -81,11 +84,12 @@ def _restore_link(runs: pd.DataFrame) -> None:
         return
     st.session_state["runs_link"] = signature
     if given.get("run") not in set(runs["run_id"]):
-        st.warning(f"This link's run {given.get('run')!r} is not in this store; showing the newest run.", icon="🔗")
+        run = as_text(given.get("run", ""))
+        st.warning(f"This link's run {run} is not in this store; showing the newest run.", icon="🔗")
         return
     st.session_state["runs_run"] = given["run"]
     for name in ("step", "prompt"):
-        if name in given and given[name].lstrip("-").isdigit():
+        if name in given and re.fullmatch(r"-?[0-9]+", given[name]):  # ASCII digits: "²".isdigit() is true
             st.session_state[LINK_KEYS[name]] = int(given[name])
     if "step" in given:
         st.session_state["runs_view"] = "One step"

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from rredcot_viz.engine import Analyzer
+from rredcot_viz.files import spreadsheet_cell
 from rredcot_viz.segmenters import Segmenter
 from rredcot_viz.workflows.analyze import provenance
 
@@ -17,8 +18,13 @@ def table_with_download(
 ) -> None:
     """Show ``frame`` and offer ``download`` (default: the same table) as a CSV named ``file_name``."""
     st.dataframe(frame, hide_index=True, key=key)
-    csv = (frame if download is None else download).to_csv(index=False).encode()
+    csv = csv_bytes(frame if download is None else download)
     st.download_button(label, csv, file_name=file_name, mime="text/csv", key=f"{key}_csv")
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """``frame`` as a CSV to download, its text cells safe to open in a spreadsheet (``spreadsheet_cell``)."""
+    return frame.map(spreadsheet_cell).to_csv(index=False).encode()
 
 
 def with_provenance(

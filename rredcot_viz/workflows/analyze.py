@@ -25,7 +25,7 @@ from rredcot_viz.engine.analyzer import AnalysisResult, Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.estimators.base import ValueEstimator
-from rredcot_viz.files import atomic_write
+from rredcot_viz.files import atomic_write, spreadsheet_cell
 from rredcot_viz.jobs import Job, JobManager
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.segmenters.base import Segmenter
@@ -168,8 +168,8 @@ def analyze_traces(
 
 
 def write_results(results: list[AnalysisResult], path: Path) -> None:
-    """``.csv``: one row per segment (``AnalysisResult.export_rows``); else JSON lines, one record per trace
-    (``AnalysisResult.record``)."""
+    """``.csv``: one row per segment (``AnalysisResult.export_rows``), text a spreadsheet would run as a formula
+    behind a ``'``; else JSON lines, one record per trace (``AnalysisResult.record``)."""
     if path.suffix == ".csv":
         with atomic_write(path, newline="") as sink:
             writer = None
@@ -177,7 +177,7 @@ def write_results(results: list[AnalysisResult], path: Path) -> None:
                 if writer is None:
                     writer = csv.DictWriter(sink, fieldnames=list(row))
                     writer.writeheader()
-                writer.writerow(row)
+                writer.writerow({name: spreadsheet_cell(value) for name, value in row.items()})
     else:
         with atomic_write(path) as sink:
             for result in results:

@@ -56,6 +56,14 @@ def test_an_ambiguous_trace_id_is_refused_with_the_candidates(tmp_path, capsys):
     assert main([*argv, "--trace", "solo"]) == 2 and "no-such-model" in capsys.readouterr().err  # got to the model
 
 
+def test_a_superscript_index_is_no_index(tmp_path, capsys):
+    """``"²".isdigit()`` is true and ``int("²")`` a ValueError: ``--trace ²`` was a traceback."""
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps(GOOD) + "\n")
+    assert main(["analyze", str(data), "--trace", "²", "--model", "no-such-model"]) == 2
+    assert capsys.readouterr().err == f"error: no trace '²' in {data}: give a trace id or an index below 1\n"
+
+
 def test_output_paths_are_checked_before_any_work(tmp_path, capsys):
     data = tmp_path / "one.jsonl"
     data.write_text(json.dumps(GOOD) + "\n")

@@ -88,3 +88,125 @@ def test_a_failed_import_out_keeps_the_existing_file(tmp_path, monkeypatch):
         main(["import", str(SAMPLE_TRACES_DIR / "arithmetic.jsonl"), "--out", str(existing)])
     assert existing.read_bytes() == b"the user's earlier export\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["EXISTING.jsonl"]
+
+
+def stored_samples(tmp_path, monkeypatch) -> str:
+    """A store file holding 7 sample traces, named by $RREDCOT_STORE as --store would."""
+    from rredcot_viz.store import Store
+    from rredcot_viz.traces.io import sample_traces
+
+    path = tmp_path / "s.duckdb"
+    monkeypatch.setenv("RREDCOT_STORE", str(path))
+    store = Store(path)
+    store.put_traces(sample_traces()[:7], "samples")
+    store.close()
+    return str(path)
+
+
+def error_line(capsys) -> str:
+    """The one line a refused command prints (on stderr, never a traceback)."""
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out and len(captured.err.splitlines()) == 1, captured.err
+    return captured.err
+
+
+def test_export_runs_no_statement_hidden_in_its_query(tmp_path, capsys, monkeypatch):
+    """This query, pasted into COPY (...), exited 0 having deleted every trace in the store."""
+    from rredcot_viz.store import Store
+
+    store = stored_samples(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    planted = "SELECT 1) TO 'x.csv' (FORMAT csv); DELETE FROM traces; COPY (SELECT 1"
+    assert main(["--store", store, "export", planted, str(tmp_path / "out.csv")]) == 2
+    assert "nor a SELECT query: Parser Error: syntax error" in error_line(capsys)
+    assert main(["--store", store, "export", "DELETE FROM traces", str(tmp_path / "out.csv")]) == 2
+    assert "exactly one SELECT query, which it only reads" in error_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.duckdb"]  # neither out.csv nor the planted x.csv
+    assert len(Store(store).traces("samples")) == 7
+
+
+def test_export_of_a_query_duckdb_rejects_is_one_message(tmp_path, capsys, monkeypatch):
+    """Catalog, parser and binder errors came out of COPY as tracebacks with rc 1."""
+    store = stored_samples(tmp_path, monkeypatch)
+    rejected = {
+        "SELECT * FROM nowhere": "Catalog Error: Table with name nowhere does not exist",
+        "SELECT nope FROM traces": 'Binder Error: Referenced column "nope" not found in FROM clause',
+        "SELECT FROM WHERE": "Parser Error: syntax error",
+    }
+    for query, reason in rejected.items():
+        assert main(["--store", store, "export", query, str(tmp_path / "out.csv")]) == 2
+        assert reason in error_line(capsys)
+
+
+def test_out_where_no_file_can_be_created_is_one_message(tmp_path, capsys, monkeypatch):
+    """/proc and /sys pass the permission checks as root, then the write raised FileNotFoundError or DuckDB's
+    IOException."""
+    store = stored_samples(tmp_path, monkeypatch)
+    source = str(SAMPLE_TRACES_DIR / "arithmetic.jsonl")
+    for command in (["import", source, "--out", "/proc/x.jsonl"], ["--store", store, "export", "traces", "/sys/x.csv"]):
+        assert main(command) == 2
+        assert "no file can be created in /" in error_line(capsys)
+
+
+def test_out_that_is_not_a_regular_file_is_refused(tmp_path, capsys, monkeypatch):
+    """A FIFO given as --out was replaced by a regular file; a symlink is written through and stays a link."""
+    import os
+    import stat
+
+    store = stored_samples(tmp_path, monkeypatch)
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    source = str(SAMPLE_TRACES_DIR / "arithmetic.jsonl")
+    for command in (["import", source, "--out", str(fifo)], ["--store", store, "export", "traces", str(fifo)]):
+        assert main(command) == 2
+        assert "is a named pipe (FIFO); rredcot_viz writes only regular files" in error_line(capsys)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    real, link = tmp_path / "real.csv", tmp_path / "link.csv"
+    real.write_text("old\n")
+    real.chmod(0o600)
+    link.symlink_to(real)
+    assert main(["--store", store, "export", "SELECT count(*) AS n FROM traces", str(link)]) == 0
+    assert link.is_symlink() and real.read_text() == "n\n7\n" and stat.S_IMODE(real.stat().st_mode) == 0o600
+
+
+def test_a_damaged_store_is_one_message(tmp_path, capsys, monkeypatch):
+    """A store cut to half its size, or with tables but no schema version, raised DuckDB's exceptions."""
+    import duckdb
+
+    from rredcot_viz.store import Store
+
+    big = tmp_path / "big.duckdb"
+    monkeypatch.setenv("RREDCOT_STORE", str(big))  # --store sets it for the process: restored afterwards
+    store = Store(big)
+    with store.cursor() as cur:
+        cur.execute(
+            "INSERT INTO traces SELECT md5(i::VARCHAR), 't' || i, 'test', repeat('question ', 40), 1, 900, "
+            "json_object('cot', repeat('step ' || i || '. ', 90)), 'big', 0 FROM range(3000) AS r(i)"
+        )
+    store.close()
+    cut = tmp_path / "cut.duckdb"
+    cut.write_bytes(big.read_bytes()[: big.stat().st_size // 2])
+    foreign = tmp_path / "foreign.duckdb"
+    duckdb.connect(str(foreign)).execute("CREATE TABLE traces (a INTEGER)").close()
+    source = str(SAMPLE_TRACES_DIR / "arithmetic.jsonl")
+    for path, reason in [(cut, "is damaged"), (foreign, "has tables (traces) but no schema version")]:
+        for command in (["export", "traces", str(tmp_path / "out.csv")], ["import", source, "--collection", "x"]):
+            capsys.readouterr()
+            assert main(["--store", str(path), *command]) == 2
+            assert f"error: the store {path} {reason}" in error_line(capsys)
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
+    """`import ... | head -5` ended in a BrokenPipeError traceback; now nothing is printed and rc is SIGPIPE's."""
+    import subprocess
+    import sys
+
+    many = tmp_path / "many.jsonl"
+    good = {"question": "What is 1 + 1?", "cot": "1 + 1 = 2.", "reference_answer": "2"}
+    many.write_text(json.dumps(good) + "\n" + '{"question": "no cot"}\n' * 5000)  # 5000 problem lines: > a pipe
+    command = [sys.executable, "-m", "rredcot_viz", "import", str(many), "--show-issues", "5000"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline().startswith("file ")
+    process.stdout.close()  # the reader is gone, as head is after 5 lines
+    assert process.wait(timeout=120) == 141
+    assert process.stderr.read() == ""

@@ -40,3 +40,19 @@ def test_a_trace_report_with_the_embedded_model(tmp_path, capsys, monkeypatch):
     html = out.read_text()
     assert "Inspect · sample-bakery-correct" in html and "shaded by R_hat" in html
     assert "model</dt><dd>SmolLM2-135M-Instruct" in html and html.count("Plotly.newPlot") == 2
+
+
+def test_a_superscript_index_and_an_out_where_no_file_can_be_created_are_one_message(tmp_path, capsys, monkeypatch):
+    """``"²".isdigit()`` is true and ``int("²")`` a ValueError; ``--out /proc/r.html`` a FileNotFoundError."""
+    import json
+
+    monkeypatch.setenv("RREDCOT_STORE", str(tmp_path / "store.duckdb"))
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps({"question": "What is 2 + 3?", "cot": "2 + 3 = 5.", "reference_answer": "5"}) + "\n")
+    out = str(tmp_path / "r.html")
+    assert main(["report", str(data), "--trace", "²", "--model", "no-such-model", "--out", out]) == 2
+    assert capsys.readouterr().err == f"error: no trace '²' in {data}: give a trace id or an index below 1\n"
+    assert main(["import", str(trl_run(tmp_path / "grpo-out")), "--collection"]) == 0
+    run_id = re.search(r"stored run (\S+):", capsys.readouterr().out).group(1)
+    assert main(["report", run_id, "--out", "/proc/r.html"]) == 2
+    assert capsys.readouterr().err.startswith("error: output file /proc/r.html: no file can be created in /proc (")

@@ -54,3 +54,13 @@ def test_an_imported_run_by_step_prompt_and_credit(tmp_path):
     step = open_link({"run": run.run_id, "step": "2"}, "pages/dataset.py")
     assert step.radio(key="runs_view").value == "One step" and columns(step) == [("2", "0"), ("2", "1")]
     assert "Download a shareable report (HTML)" in [b.label for b in step.get("download_button")]
+
+
+def test_a_link_with_a_superscript_prompt_or_an_unknown_run_is_a_message(tmp_path):
+    """``prompt=²`` raised ValueError (``"²".isdigit()`` is true); an unknown run's name was rendered as Markdown."""
+    _, run = store_import(resources.store(), import_file(trl_run(tmp_path / "grpo-sup")))
+    app = open_link({"run": run.run_id, "prompt": "²"}, "pages/dataset.py")
+    assert app.session_state["runs_run"] == run.run_id and columns(app) == [("1", "0"), ("2", "0")]  # prompt 0
+    unknown = open_link({"run": "**bold** ![i](http://x.test/i.png)"}, "pages/dataset.py")
+    (warning,) = [w.value for w in unknown.warning if "link" in w.value]
+    assert warning.startswith("This link's run ` **bold** ![i](http://x.test/i.png) ` is not in this store;")

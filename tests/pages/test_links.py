@@ -55,13 +55,24 @@ def test_an_inspect_view_round_trips_through_its_url():
 def test_a_stale_link_says_what_it_could_not_restore():
     app = open_link({"trace": "0123456789abcdef", "k": "1000", "model": "gpt-99", "shade": "colour"})
     (warning,) = [w.value for w in app.warning if "link" in w.value]
-    assert "model 'gpt-99' is not in the catalogue" in warning
-    assert "trace 0123456789abcdef is not in the samples; showing the first trace instead" in warning
-    assert "K '1000' is not a whole number from 2 to 64" in warning and "shading 'colour' is not one of" in warning
+    assert "model ` gpt-99 ` is not in the catalogue" in warning
+    assert "trace ` 0123456789abcdef ` is not in the samples; showing the first trace instead" in warning
+    assert "K ` 1000 ` is not a whole number from 2 to 64" in warning and "shading ` colour ` is not one of" in warning
     assert app.title[0].value == "Inspect"  # the page opened on its defaults for the rest
     stored = open_link({"source": "stored", "collection": "nowhere", "trace": "abcdef"})
     (warning,) = [w.value for w in stored.warning if "link" in w.value]
-    assert "collection 'nowhere' is not in this store" in warning
+    assert "collection ` nowhere ` is not in this store;" in warning
+    assert "trace ` abcdef ` is not in this store;" in warning and str(resources.store().path) not in warning
+
+
+def test_a_link_s_text_is_shown_as_text():
+    """A value was rendered as Markdown (bold, a link, a remote image the browser fetched); ``k=²`` raised
+    ValueError (``"²".isdigit()`` is true)."""
+    hostile = "**bold** [click](http://x.test) ![i](http://x.test/i.png) `tick`"
+    app = open_link({"model": hostile, "k": "²"})
+    (warning,) = [w.value for w in app.warning if "link" in w.value]
+    assert f"model `` {hostile} `` is not in the catalogue" in warning  # a code span: shown, not rendered
+    assert "K ` ² ` is not a whole number from 2 to 64" in warning
 
 
 def test_compare_and_diagnose_links_and_report_buttons():

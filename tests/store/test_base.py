@@ -13,7 +13,7 @@ import pytest
 
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.store import SCHEMA_VERSION, Store, StoreLockedError, default_store_path
-from rredcot_viz.store.base import MIGRATIONS
+from rredcot_viz.store.base import MIGRATIONS, StoreDamagedError
 from rredcot_viz.traces.io import sample_traces
 
 
@@ -53,6 +53,47 @@ def test_a_file_newer_than_the_code_is_refused(tmp_path):
     store.close()
     with pytest.raises(RredcotError, match=f"schema version {SCHEMA_VERSION + 1}, newer than this code"):
         Store(path)
+
+
+def damaged_copies(tmp_path) -> list:
+    """A store with 2 MB of traces, cut to half its size, and with a third of it overwritten by zeros."""
+    path = tmp_path / "whole.duckdb"
+    store = Store(path)
+    with store.cursor() as cur:
+        cur.execute(
+            "INSERT INTO traces SELECT md5(i::VARCHAR), 't' || i, 'test', repeat('question ', 40) || i, 1, 900, "
+            "json_object('cot', repeat('step ' || i || '. ', 90)), 'big', 0 FROM range(3000) AS r(i)"
+        )
+    store.close()
+    size = path.stat().st_size
+    cut, zeroed = tmp_path / "cut.duckdb", tmp_path / "zeroed.duckdb"
+    cut.write_bytes(path.read_bytes()[: size // 2])
+    data = path.read_bytes()
+    zeroed.write_bytes(data[: size // 3] + bytes(size // 3) + data[2 * (size // 3) :])
+    return [cut, zeroed]
+
+
+def test_a_damaged_file_is_a_message(tmp_path):
+    """A store cut to half its size raised DuckDB's IOException (a traceback in every command)."""
+    for path in damaged_copies(tmp_path):
+        with pytest.raises(StoreDamagedError, match=f"the store {path} is damaged .*restore it from a backup"):
+            Store(path).traces("big")
+
+
+def test_a_file_with_tables_but_no_schema_version_is_refused(tmp_path):
+    """The first migration's CREATE TABLE traces collided with the file's own table: a CatalogException."""
+    import duckdb
+
+    for table in ("traces", "measurements"):
+        path = tmp_path / f"{table}.duckdb"
+        other = duckdb.connect(str(path))
+        other.execute(f"CREATE TABLE {table} (a INTEGER)")
+        other.close()
+        with pytest.raises(StoreDamagedError, match=rf"has tables \({table}\) but no schema version, so it was not"):
+            Store(path)
+        other = duckdb.connect(str(path))
+        assert [row[0] for row in other.execute("SHOW TABLES").fetchall()] == [table]  # nothing added to it
+        other.close()
 
 
 def test_processes_take_turns_with_the_file(tmp_path):

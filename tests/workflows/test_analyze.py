@@ -115,6 +115,21 @@ def test_results_are_written_as_json_lines_or_one_csv_row_per_segment(tiny, tmp_
     assert sum(float(r["sigma"]) for r in rows) == pytest.approx(result.sigma.sum())
 
 
+def test_csv_segments_that_a_spreadsheet_would_run_start_with_a_quote(tiny, tmp_path):
+    """``analyze --out x.csv`` wrote a segment starting with = or @ as it was: a formula in a spreadsheet."""
+    hostile = Trace(
+        question="What is 3 + 5?",
+        cot='=HYPERLINK("http://x", "3 + 5")\n@SUM(3, 5) is 8.\n-3 + 11 = 8.\nThe answer is \\boxed{8}.',
+        reference_answer="8",
+    )
+    segmenter, estimator = segmenters.get("line")(), estimators.get("answer_only")()
+    (result,) = analyze_traces(fresh(tiny), [hostile], segmenter, estimator)
+    write_results([result], tmp_path / "out.csv")
+    rows = list(csv.DictReader((tmp_path / "out.csv").open(encoding="utf-8", newline="")))
+    assert [r["text"] for r in rows] == ['\'=HYPERLINK("http://x", "3 + 5")', "'@SUM(3, 5) is 8.", "'-3 + 11 = 8."]
+    assert [float(r["sigma"]) for r in rows] == pytest.approx(result.sigma.tolist())  # numbers stay numbers
+
+
 def test_exported_rows_carry_the_whole_text_the_model_fingerprint_and_the_settings(tiny):
     analysis = work(fresh(tiny))
     analysis.run(Recorder(analysis))

@@ -326,7 +326,7 @@ def typed_cell(column: str, cell: str) -> Any:
         return None
     if column == "correct":
         return flag_value(cell)
-    if column == "first_error" and cell.strip().lstrip("-").isdigit():
+    if column == "first_error" and re.fullmatch(r"-?[0-9]+", cell.strip()):
         return int(cell)
     if column in JSON_COLUMNS and cell.lstrip()[:1] in ("[", "{"):
         try:
