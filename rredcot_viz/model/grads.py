@@ -10,6 +10,7 @@ import torch
 
 from rredcot_viz.model.core import ModelCore
 from rredcot_viz.model.meter import model_call
+from rredcot_viz.model.quantization import differentiable
 from rredcot_viz.types import CallCost
 
 
@@ -26,6 +27,8 @@ class Gradients(ModelCore):
     ) -> torch.Tensor:
         """Differentiable sum of log p(target) for each row of ``embeddings`` (B, T, d) whose last
         ``len(target)`` positions hold the target tokens; returns (B,)."""
+        if self.quantization.startswith("4bit"):
+            differentiable(self.model)
         n = len(target)
         keep = torch.arange(embeddings.shape[1] - n - 1, embeddings.shape[1] - 1, device=self.device)
         dtype = next(self.model.parameters()).dtype

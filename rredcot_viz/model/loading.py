@@ -7,7 +7,9 @@ A GGUF load dequantises every tensor (40-60 s for the 135M model on a 2-core CPU
 once as a plain safetensors directory under the cache dir and later loads read that (about a second).
 transformers refuses ``save_pretrained`` on a GGUF-loaded model because of its GGUF quantizer marker; the
 weights are dense after dequantisation, so the marker is cleared before saving (the reloaded logits are
-bit-identical; ``tests/model/test_loading.py`` checks it).
+bit-identical; ``tests/model/test_loading.py`` checks it). An 8-bit or 4-bit load quantises that copy with
+bitsandbytes (``quantization``) once and caches the quantised weights too; what was loaded enters the
+fingerprint, so its scores never share a cache entry with another precision's.
 """
 
 from __future__ import annotations
@@ -23,14 +25,15 @@ from typing import Any, Literal
 
 from rredcot_viz.errors import ConfigError, ModelNotFoundError, QuantizationUnavailableError
 from rredcot_viz.files import atomic_directory
+from rredcot_viz.model import quantization as quant
 from rredcot_viz.model.backends.spec import SamplerSpec
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL, CatalogueModel
 from rredcot_viz.model.fetch import fetched_gguf_path, locate_embedded_gguf, sha256_file
+from rredcot_viz.model.quantization import Quantization, QuantType
 from rredcot_viz.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
-Quantization = Literal["none", "8bit", "4bit"]
 DType = Literal["auto", "float32", "bfloat16", "float16"]
 CONVERTED_FORMAT_VERSION = 1  # bump when the converted-directory layout changes
 
@@ -45,8 +48,11 @@ class ModelConfig:
     """The GGUF file name when ``source`` is a directory or repository holding several GGUF files."""
     revision: str | None = None
     quantization: Quantization = "none"
+    """Weights in 8-bit or 4-bit with bitsandbytes, on the CPU or a GPU (``model.quantization``)."""
+    quant_type: QuantType = "nf4"
+    """The 4-bit number format: ``nf4`` (normal float, the QLoRA default) or ``fp4``; only read for 4bit."""
     allow_quantization_fallback: bool = False
-    """On a machine without CUDA, load in full precision instead of failing when 8/4-bit was asked for."""
+    """Where bitsandbytes cannot run the asked quantization, load in full precision instead of failing."""
     dtype: DType = "auto"
     device: str = "auto"
     offline: bool = True
@@ -58,6 +64,8 @@ class ModelConfig:
     def __post_init__(self) -> None:
         if self.quantization not in ("none", "8bit", "4bit"):
             raise ConfigError(f"quantization must be none, 8bit or 4bit, got {self.quantization!r}")
+        if self.quant_type not in ("nf4", "fp4"):
+            raise ConfigError(f"quant_type must be nf4 or fp4, got {self.quant_type!r}")
         if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ConfigError(f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}")
 
@@ -88,7 +96,7 @@ class LoadedModel:
     source: ResolvedSource
     device: str
     dtype: str
-    quantization: str
+    quantization: str  # ``quantization.label``: none, 8bit, 4bit-nf4 or 4bit-fp4
     fingerprint: str
     load_seconds: float
     notes: list[str] = field(default_factory=list)
@@ -149,18 +157,19 @@ def pick_dtype(requested: DType, device: str) -> str:
 
 
 def check_quantization(config: ModelConfig, device: str) -> tuple[Quantization, list[str]]:
-    """The quantization to use and notes for the user; raises if it cannot run and no fallback is allowed."""
+    """The quantization to use and notes for the user; raises where bitsandbytes cannot run it on ``device``
+    (probed: ``quantization.check_support``) and no fallback is allowed."""
     if config.quantization == "none":
         return "none", []
-    if device.startswith("cuda"):
-        return config.quantization, []
-    message = (
-        f"{config.quantization} quantization needs bitsandbytes on a CUDA GPU, and this machine has no CUDA "
-        "device; load in full precision (quantization='none')"
-    )
-    if not config.allow_quantization_fallback:
-        raise QuantizationUnavailableError(message + ", or allow the fallback to do that automatically")
-    return "none", [f"{message}: fell back to full precision because the fallback is allowed"]
+    try:
+        quant.check_support(config.quantization, config.quant_type, device)
+    except QuantizationUnavailableError as error:
+        if not config.allow_quantization_fallback:
+            raise QuantizationUnavailableError(
+                f"{error}; load in full precision (quantization='none'), or allow the fallback to do that automatically"
+            ) from None
+        return "none", [f"{error}: fell back to full precision because the fallback is allowed"]
+    return config.quantization, []
 
 
 def converted_dir_for(source: ResolvedSource) -> Path:
@@ -202,6 +211,20 @@ def convert_gguf(source: ResolvedSource, progress_note: list[str] | None = None)
         meta = {"gguf": str(gguf_path), "gguf_sha256": digest, "format_version": CONVERTED_FORMAT_VERSION}
         (partial / "rredcot_source.json").write_text(json.dumps(meta, indent=2))
     return target
+
+
+def quantized_dir_for(fingerprint: str) -> Path:
+    """The cache directory of a converted model's quantised weights: bitsandbytes quantises on the CPU at about
+    5 M weights a second, so the 1.5B would take minutes at every load."""
+    return cache_dir() / "quantized" / fingerprint
+
+
+def _save_quantized(model: Any, target: Path, weights_dir: Path, loaded: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_directory(target) as partial:
+        model.save_pretrained(partial)
+        meta = {"converted": str(weights_dir), "quantization": loaded, "format_version": CONVERTED_FORMAT_VERSION}
+        (partial / "rredcot_source.json").write_text(json.dumps(meta, indent=2))
 
 
 def _clear_gguf_marker(model: Any) -> None:
@@ -256,9 +279,16 @@ def load_model(config: ModelConfig, progress_note: list[str] | None = None) -> L
         "attn_implementation": config.attn_implementation,
         **extra,
     }
+    loaded = quant.label(quantization, config.quant_type)
+    fingerprint = _fingerprint(source, weights_dir, dtype, loaded, config.revision)
+    model_path = load_path
     if quantization != "none":
-        kwargs["quantization_config"] = _bitsandbytes_config(quantization, dtype)
         kwargs["device_map"] = {"": device}
+        quantized = quantized_dir_for(fingerprint)
+        if weights_dir is not None and (quantized / "rredcot_source.json").is_file():
+            model_path = str(quantized)  # its config carries the quantization
+        else:
+            kwargs["quantization_config"] = quant.bitsandbytes_config(quantization, config.quant_type, dtype)
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # a one-second reload needs no progress bar; conversion keeps its own
@@ -270,7 +300,7 @@ def load_model(config: ModelConfig, progress_note: list[str] | None = None) -> L
             revision=config.revision,
             **extra,
         )
-        model = AutoModelForCausalLM.from_pretrained(load_path, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
     except OSError as error:
         if source.kind != "hub":
             raise
@@ -285,6 +315,16 @@ def load_model(config: ModelConfig, progress_note: list[str] | None = None) -> L
         hf_logging.enable_progress_bar()
     if quantization == "none":
         model.to(device)
+    else:
+        import bitsandbytes
+
+        if weights_dir is not None and "quantization_config" in kwargs:
+            _save_quantized(model, quantized, weights_dir, loaded)
+            notes.append(f"quantised the weights once into {quantized} (later loads read them)")
+        notes.append(
+            f"loaded {source.name} in {loaded} with bitsandbytes {bitsandbytes.__version__} on {device}: "
+            f"{model.get_memory_footprint() / 1e6:.1f} MB of weights"
+        )
     model.eval()
     return LoadedModel(
         model=model,
@@ -292,25 +332,10 @@ def load_model(config: ModelConfig, progress_note: list[str] | None = None) -> L
         source=source,
         device=device,
         dtype=dtype,
-        quantization=quantization,
-        fingerprint=_fingerprint(source, weights_dir, dtype, quantization, config.revision),
+        quantization=loaded,
+        fingerprint=fingerprint,
         load_seconds=time.perf_counter() - started,
         notes=notes,
-    )
-
-
-def _bitsandbytes_config(quantization: Quantization, dtype: str) -> Any:
-    import torch
-    from transformers import BitsAndBytesConfig
-
-    # bitsandbytes is imported only here, i.e. only when CUDA is present (check_quantization guarantees it).
-    if quantization == "8bit":
-        return BitsAndBytesConfig(load_in_8bit=True)
-    return BitsAndBytesConfig(
-        load_in_4bit=True,
-        bnb_4bit_quant_type="nf4",
-        bnb_4bit_compute_dtype=getattr(torch, dtype),
-        bnb_4bit_use_double_quant=True,
     )
 
 

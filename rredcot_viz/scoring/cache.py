@@ -27,7 +27,7 @@ class CacheBackend(Protocol):
     def load_rollouts(self, context_key: str, sampling_key: str, prefix: int) -> list[Rollout]: ...
     def save_rollouts(self, context_key: str, sampling_key: str, rollouts: list[Rollout]) -> None: ...
     def put_context(
-        self, context_key: str, trace_hash: str, model_name: str, fingerprint: str, prompt: str
+        self, context_key: str, trace_hash: str, model_name: str, fingerprint: str, prompt: str, quantization: str
     ) -> None: ...
     def result(self, result_key: str) -> dict | None: ...
     def put_result(
@@ -98,10 +98,12 @@ class BoundaryCache:
         if self.backend:
             self.backend.save_rollouts(context_key, sampling_key, rollouts)
 
-    def describe(self, context_key: str, trace_hash: str, model_name: str, fingerprint: str, prompt: str) -> None:
+    def describe(
+        self, context_key: str, trace_hash: str, model_name: str, fingerprint: str, prompt: str, quantization: str
+    ) -> None:
         """Record what a context key stands for (so stored rows can be traced back to trace and model)."""
         if self.backend and context_key not in self._described:
-            self.backend.put_context(context_key, trace_hash, model_name, fingerprint, prompt)
+            self.backend.put_context(context_key, trace_hash, model_name, fingerprint, prompt, quantization)
             self._described.add(context_key)
 
     def result(self, context_key: str, result_key: str) -> dict | None:

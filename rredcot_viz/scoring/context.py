@@ -58,7 +58,7 @@ class TraceContext:
         self.ids = self.prompt_ids + list(self.response.ids)
         self.key = content_key(trace.content_hash, lm.fingerprint, self.prompt_text)
         self._tokens: dict[str, tuple[int, ...]] = {}
-        cache.describe(self.key, trace.content_hash, lm.name, lm.fingerprint, self.prompt_text)
+        cache.describe(self.key, trace.content_hash, lm.name, lm.fingerprint, self.prompt_text, lm.quantization)
 
     # ------------------------------------------------------------------ regions
     @property

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Each migration brings the schema from version i to i + 1; append, never edit a released one.
 MIGRATIONS: list[list[str]] = [
@@ -74,6 +74,7 @@ MIGRATIONS: list[list[str]] = [
             total BIGINT, unit VARCHAR, message VARCHAR, error VARCHAR, result VARCHAR, cost JSON, pid INTEGER,
             created_at DOUBLE, started_at DOUBLE, finished_at DOUBLE, updated_at DOUBLE)""",
     ],
+    ["ALTER TABLE contexts ADD COLUMN quantization VARCHAR"],  # none, 8bit, 4bit-nf4, ...; NULL: not recorded
 ]
 
 

@@ -16,12 +16,15 @@ from rredcot_viz.types import Rollout, TokenStats
 class ScoreStore(StoreBase):
     """Token stats, boundary scores, rollouts, contexts and attribution / verdict results."""
 
-    def put_context(self, context_key: str, trace_hash: str, model_name: str, fingerprint: str, prompt: str) -> None:
-        """Say which trace, model and prompt a context key stands for (the key itself is a hash)."""
+    def put_context(
+        self, context_key: str, trace_hash: str, model_name: str, fingerprint: str, prompt: str, quantization: str
+    ) -> None:
+        """Say which trace, model (and its quantization) and prompt a context key stands for (the key is a hash)."""
         with self.writing() as cur:
             cur.execute(
-                "INSERT OR IGNORE INTO contexts VALUES (?, ?, ?, ?, ?, ?)",
-                [context_key, trace_hash, model_name, fingerprint, prompt, time.time()],
+                "INSERT OR IGNORE INTO contexts (context_key, trace_hash, model_name, model_fingerprint, prompt_text, "
+                "created_at, quantization) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [context_key, trace_hash, model_name, fingerprint, prompt, time.time(), quantization],
             )
 
     def contexts(self, trace_hash: str | None = None) -> list[dict[str, Any]]:
@@ -29,11 +32,11 @@ class ScoreStore(StoreBase):
         where, params = ("WHERE trace_hash = ?", [trace_hash]) if trace_hash is not None else ("", [])
         with self.cursor() as cur:
             rows = cur.execute(
-                f"SELECT context_key, trace_hash, model_name, model_fingerprint FROM contexts {where} "
+                f"SELECT context_key, trace_hash, model_name, model_fingerprint, quantization FROM contexts {where} "
                 "ORDER BY created_at, rowid",
                 params,
             ).fetchall()
-        names = ("context_key", "trace_hash", "model_name", "model_fingerprint")
+        names = ("context_key", "trace_hash", "model_name", "model_fingerprint", "quantization")
         return [dict(zip(names, row, strict=True)) for row in rows]
 
     def load_stats(self, context_key: str) -> TokenStats | None:

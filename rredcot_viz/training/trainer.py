@@ -61,6 +61,7 @@ class Trainer:
             fingerprint=f"{base.fingerprint}:{run_id}:0",
             device=base.device,
             dtype=base.dtype,
+            quantization=base.quantization,
         )
         self.sampler = RolloutSampler(self.policy, config)
         self.credit = GroupCredit(self.policy, train, self.sampler.prompt_ids)

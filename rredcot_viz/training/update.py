@@ -1,5 +1,6 @@
 """``Learner``: the trained weights (LoRA adapters, or every weight of a tiny model), their optimiser, and one
-policy-gradient update from rollouts with per-token advantages under a method's loss."""
+policy-gradient update from rollouts with per-token advantages under a method's loss. On an 8-bit or 4-bit
+base the adapters train on frozen quantised weights (QLoRA, for 4-bit)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import torch
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.quantization import differentiable
 from rredcot_viz.training.config import TrainConfig
 from rredcot_viz.training.rollouts import TrainRollout
 
@@ -24,6 +26,14 @@ class Learner:
         self.device = base.device
         torch.manual_seed(config.seed)
         model = copy.deepcopy(base.model)  # the base model stays untouched (the app may share it)
+        if base.quantization != "none":
+            if config.full_finetune:
+                raise ConfigError(
+                    f"full_finetune trains every weight, and a {base.quantization} model's weights are frozen "
+                    "integers: train LoRA adapters on it (QLoRA, the default) or load the model in full precision"
+                )
+            if base.quantization.startswith("4bit"):
+                differentiable(model)
         if config.full_finetune:
             for parameter in model.parameters():
                 parameter.requires_grad_(True)

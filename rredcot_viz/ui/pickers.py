@@ -3,16 +3,14 @@ back library objects; they compute nothing."""
 
 from __future__ import annotations
 
-from typing import get_args
-
 import streamlit as st
-import torch
 
 from rredcot_viz.engine import AnalysisConfig
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.model.backends import SamplerSpec, samplers
-from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
-from rredcot_viz.model.loading import ModelConfig, Quantization
+from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL, CatalogueModel
+from rredcot_viz.model.loading import ModelConfig
+from rredcot_viz.model.quantization import Quantization, QuantType
 from rredcot_viz.segmenters import SegmenterInput
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
@@ -48,15 +46,36 @@ def model_picker() -> ModelConfig:
             source = DEFAULT_MODEL
     else:
         st.sidebar.caption(CATALOGUE[key].reason)
-    quantization = ModelConfig.quantization
-    if torch.cuda.is_available():
-        quantization = st.sidebar.radio("Quantization", get_args(Quantization), horizontal=True, key="quantization")
-    else:
-        st.sidebar.caption("8-bit / 4-bit quantization needs a CUDA GPU; this machine runs full precision on the CPU.")
-    config = ModelConfig(source=source, quantization=quantization, sampler=sampler_picker())
+    quantization, quant_type = quantization_picker(CATALOGUE.get(key))
+    config = ModelConfig(source=source, quantization=quantization, quant_type=quant_type, sampler=sampler_picker())
     if config.sampler.backend != "local":
         sampler_check(config)
     return config
+
+
+PRECISIONS = {"none": "full precision", "8bit": "8-bit", "4bit-nf4": "4-bit nf4", "4bit-fp4": "4-bit fp4"}
+
+
+def quantization_picker(entry: CatalogueModel | None) -> tuple[Quantization, QuantType]:
+    """The weights' precision, each option with its estimated memory when the model is a catalogue one."""
+
+    def option(choice: str) -> str:
+        if entry is None:
+            return PRECISIONS[choice]
+        return f"{PRECISIONS[choice]} · ~{entry.weights_mb(choice.split('-')[0]):,.0f} MB"
+
+    choice = st.sidebar.selectbox(
+        "Quantization",
+        list(PRECISIONS),
+        key="quantization",
+        format_func=option,
+        help="8-bit and 4-bit weights with bitsandbytes, on this CPU or a GPU. The memory is the weights', "
+        "estimated from the parameter count (linear layers: float32 4 bytes a weight, int8 1, 4-bit about 0.52; "
+        "embeddings and norms stay float32), not measured; the process needs more. Quantised scores are cached "
+        "apart from full precision's; what they cost in fidelity: docs/BENCHES.md (bench/quantization.py).",
+    )
+    quantization, _, quant_type = choice.partition("-")
+    return quantization, quant_type or ModelConfig.quant_type
 
 
 def sampler_picker() -> SamplerSpec:

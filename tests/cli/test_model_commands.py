@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tiny import tiny_model, tiny_tokenizer
 
 from rredcot_viz.cli import main
 
@@ -22,10 +23,24 @@ def test_info_list_shows_the_catalogue(capsys):
     assert "smollm2-135m" in out and "[embedded]" in out and "qwen2.5-coder-1.5b" in out
 
 
-def test_quantization_on_cpu_is_a_clear_error(capsys):
-    assert main(["info", "--quantization", "4bit"]) == 2
+def test_analyze_in_4bit_on_the_cpu_says_what_it_loaded(tmp_path, capsys):
+    folder = tmp_path / "tiny-64"
+    tiny_model(0, hidden=64).save_pretrained(folder)  # bitsandbytes' 4-bit CPU kernel wants 64-weight blocks
+    tiny_tokenizer().save_pretrained(folder)
+    argv = ["analyze", "sample_traces/arithmetic.jsonl", "--trace", "sample-bakery-failed", "--k", "3"]
+    assert main([*argv, "--model", str(folder), "--quantization", "4bit", "--quant-type", "fp4"]) == 0
+    out = capsys.readouterr().out
+    assert "note: loaded tiny-64 in 4bit-fp4 with bitsandbytes 0.50.2 on cpu: 0.2 MB of weights" in out
+    assert main(["info", "--model", str(folder), "--quantization", "8bit"]) == 0
+    out = capsys.readouterr().out
+    assert "quantization    8bit\n" in out and "weights         0.3 MB in memory (measured)" in out
+
+
+def test_quantization_bitsandbytes_cannot_run_is_a_clear_error(capsys):
+    assert main(["info", "--quantization", "4bit", "--device", "meta"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: 4bit quantization needs bitsandbytes on a CUDA GPU") and "Traceback" not in err
+    assert err.startswith("error: bitsandbytes 0.50.2 has no backend for the meta device; load in full precision")
+    assert "Traceback" not in err
 
 
 def test_sampler_options_name_the_backend_and_its_settings():

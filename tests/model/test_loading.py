@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 import torch
@@ -57,17 +58,40 @@ def test_unknown_hub_id_offline_names_what_to_do():
         load_model(ModelConfig(source="nobody/does-not-exist-model"))
 
 
-def test_quantization_needs_cuda_unless_fallback_allowed():
-    with pytest.raises(QuantizationUnavailableError, match="4bit quantization needs bitsandbytes on a CUDA GPU"):
-        check_quantization(ModelConfig(quantization="4bit"), "cpu")
-    chosen, notes = check_quantization(ModelConfig(quantization="8bit", allow_quantization_fallback=True), "cpu")
-    assert chosen == "none" and "fell back to full precision" in notes[0]
-    assert check_quantization(ModelConfig(quantization="4bit"), "cuda") == ("4bit", [])
+def test_quantization_runs_where_bitsandbytes_can_and_says_why_not_elsewhere():
+    """bitsandbytes is probed on the device: its CPU backend runs 8-bit and both 4-bit formats; a device it has
+    no backend for fails with that reason, or falls back to full precision when allowed."""
+    for quantization, quant_type in [("8bit", "nf4"), ("4bit", "nf4"), ("4bit", "fp4")]:
+        config = ModelConfig(quantization=quantization, quant_type=quant_type)
+        assert check_quantization(config, "cpu") == (quantization, [])
+    with pytest.raises(QuantizationUnavailableError, match="bitsandbytes 0.50.2 has no backend for the meta device"):
+        check_quantization(ModelConfig(quantization="4bit"), "meta")
+    chosen, notes = check_quantization(ModelConfig(quantization="8bit", allow_quantization_fallback=True), "meta")
+    assert chosen == "none" and notes == [
+        "bitsandbytes 0.50.2 has no backend for the meta device: fell back to full precision because the fallback "
+        "is allowed"
+    ]
+
+
+def test_quantization_without_bitsandbytes_says_how_to_install_it(monkeypatch):
+    from rredcot_viz.model import quantization
+
+    monkeypatch.setitem(sys.modules, "bitsandbytes", None)  # import fails as if it were not installed
+    quantization._support_problem.cache_clear()
+    try:
+        with pytest.raises(
+            QuantizationUnavailableError, match="needs bitsandbytes, which is not installed.*scripts/dev"
+        ):
+            check_quantization(ModelConfig(quantization="4bit", quant_type="fp4"), "cpu")
+    finally:
+        quantization._support_problem.cache_clear()
 
 
 def test_config_validation_and_dtype_defaults():
     with pytest.raises(ConfigError, match="quantization must be none, 8bit or 4bit"):
         ModelConfig(quantization="2bit")
+    with pytest.raises(ConfigError, match="quant_type must be nf4 or fp4"):
+        ModelConfig(quantization="4bit", quant_type="int4")
     assert pick_dtype("auto", "cpu") == "float32" and pick_dtype("auto", "cuda") == "bfloat16"
     assert json.loads(ModelConfig().to_json())["offline"] is True
     assert ModelConfig().trust_remote_code is False

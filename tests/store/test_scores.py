@@ -45,14 +45,26 @@ def test_results_round_trip_and_replace(store):
 
 
 def test_contexts_name_the_trace_and_model(store):
-    store.put_context("c1", "t1", "model-a", "fa", "prompt 1")
-    store.put_context("c2", "t2", "model-a", "fa", "prompt 2")
-    store.put_context("c3", "t1", "model-b", "fb", "prompt 1")
-    store.put_context("c1", "t9", "ignored", "x", "x")  # a key is described once
+    store.put_context("c1", "t1", "model-a", "fa", "prompt 1", "none")
+    store.put_context("c2", "t2", "model-a", "fa", "prompt 2", "none")
+    store.put_context("c3", "t1", "model-a", "fq", "prompt 1", "4bit-nf4")
+    store.put_context("c1", "t9", "ignored", "x", "x", "8bit")  # a key is described once
     assert [c["context_key"] for c in store.contexts()] == ["c1", "c2", "c3"]
     assert store.contexts("t1") == [
-        {"context_key": "c1", "trace_hash": "t1", "model_name": "model-a", "model_fingerprint": "fa"},
-        {"context_key": "c3", "trace_hash": "t1", "model_name": "model-b", "model_fingerprint": "fb"},
+        {
+            "context_key": "c1",
+            "trace_hash": "t1",
+            "model_name": "model-a",
+            "model_fingerprint": "fa",
+            "quantization": "none",
+        },
+        {
+            "context_key": "c3",
+            "trace_hash": "t1",
+            "model_name": "model-a",
+            "model_fingerprint": "fq",
+            "quantization": "4bit-nf4",
+        },
     ]
     assert store.contexts("nothing") == []
 
@@ -69,7 +81,7 @@ def test_a_second_process_finds_results_in_the_store(tiny, store):
     np.testing.assert_allclose(again.values.values[0], first.values.values[0])
     contexts = store.contexts()
     assert [c["trace_hash"] for c in contexts] == [trace.content_hash] and contexts[0]["model_name"] == tiny.name
-    assert contexts[0]["model_fingerprint"] == tiny.fingerprint
+    assert contexts[0]["model_fingerprint"] == tiny.fingerprint and contexts[0]["quantization"] == "none"
 
 
 def test_two_threads_writing_one_key_at_once_both_succeed(store):
@@ -84,7 +96,7 @@ def test_two_threads_writing_one_key_at_once_both_succeed(store):
         start.wait()
         try:
             for round_ in range(40):
-                store.put_context(f"ctx{round_}", "hash", "model", "fp", "prompt")
+                store.put_context(f"ctx{round_}", "hash", "model", "fp", "prompt", "none")
                 store.save_scores(f"ctx{round_}", "series", {0: np.array([-0.5]), worker: np.array([-1.0])})
         except Exception as error:  # collected: an exception in a thread would not fail the test by itself
             errors.append(error)
