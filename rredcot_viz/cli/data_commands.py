@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rredcot_viz.cli.command import Command, commands
+from rredcot_viz.cli.command import Command, ProgressBars, commands
 from rredcot_viz.cli.options import (
     add_folder_arguments,
     add_input_arguments,
@@ -58,12 +58,17 @@ def _run_import(args: argparse.Namespace) -> int:
         print(f"wrote {written} traces to {args.out}")
     if args.collection is not None and report.traces:
         from rredcot_viz.store import Store
-        from rredcot_viz.workflows.runs import store_import
+        from rredcot_viz.workflows.imports import is_run, store_traces
 
         store = Store()
-        collection, run = store_import(store, report, args.collection or None)
-        print(f"stored {len(report.traces)} traces in collection {collection} of {store.path}")
-        if run is not None:
+        bars = ProgressBars()
+        stored = store_traces(store, report, args.collection or None, progress=bars.callback("storing traces"))
+        bars.close()
+        print(f"{stored}; store {store.path}")
+        if is_run(report.traces):  # the run views need the ML stack: loaded only for a run
+            from rredcot_viz.workflows.runs import store_run
+
+            run = store_run(store, report, stored.collection)
             print(f"stored run {run.run_id}: {run.rollouts} rollouts, {run.steps} steps, {run.prompts} prompts")
     if report.traces:
         first = report.traces[0]

@@ -8,7 +8,8 @@ taken retries with backoff for up to ``wait`` seconds (``$RREDCOT_STORE_WAIT``, 
 with a message naming the holder; while it waits it leaves a mark beside the file, and a holder that sees the
 mark closes the file at its next idle moment (within ``WATCH_S``, not after ``linger``) and waits ``YIELD_S``
 before opening it again, so a process that calls the store constantly (a job writing score chunks, a page
-polling) cannot starve the other. ``hold()`` keeps the file for a block of calls that belong together.
+polling) cannot starve the other. ``hold()`` keeps the file for a block of calls that belong together. A
+waiting process names the command it waits for (from ``/proc``), not just a process id.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import contextlib
 import logging
 import os
 import re
+import shlex
 import threading
 import time
 import weakref
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Each migration brings the schema from version i to i + 1; append, never edit a released one.
 MIGRATIONS: list[list[str]] = [
@@ -75,6 +77,15 @@ MIGRATIONS: list[list[str]] = [
             created_at DOUBLE, started_at DOUBLE, finished_at DOUBLE, updated_at DOUBLE)""",
     ],
     ["ALTER TABLE contexts ADD COLUMN quantization VARCHAR"],  # none, 8bit, 4bit-nf4, ...; NULL: not recorded
+    # A trace is stored once per content but belongs to every collection it was put in, under the id it had
+    # there; traces.collection stays as the collection it was first stored in.
+    [
+        """CREATE TABLE memberships (
+            trace_hash VARCHAR, collection VARCHAR, trace_id VARCHAR, created_at DOUBLE,
+            PRIMARY KEY (trace_hash, collection))""",
+        """INSERT INTO memberships SELECT trace_hash, collection, trace_id, created_at FROM traces
+            WHERE collection IS NOT NULL""",
+    ],
 ]
 
 
@@ -108,6 +119,9 @@ retries at least four times in that time)."""
 WAITING = ".waiting-"
 """A process waiting for the file touches ``<store file>.waiting-<pid>`` beside it while it waits."""
 _OPEN_STORES: weakref.WeakSet[StoreBase] = weakref.WeakSet()
+TELL_AFTER_S = 2.0
+"""A process that has waited this long for the file says which command it waits for."""
+COMMAND_CHARS = 300
 
 
 @atexit.register
@@ -162,22 +176,37 @@ class StoreBase:
                         raise self.damage(error) or RredcotError(
                             f"the store {self.path} cannot be opened: {error}"
                         ) from None
+                    pid, name = holder
+                    command = _command_of(pid)
+                    who = f"process {pid} ({name})" if pid else "another process"
+                    who += f" running `{command}`" if command else ""
                     waited = time.monotonic() - started
                     if waited >= self.wait:
-                        raise StoreLockedError(
-                            f"the store {self.path} was held by {holder} for more than {self.wait:g} s. rredcot_viz "
-                            "processes take turns with the file, so a process that keeps it this long is another "
-                            "tool (e.g. a duckdb shell) or an older version: stop it, wait longer "
-                            "(RREDCOT_STORE_WAIT=600), or use another store file (RREDCOT_STORE=/path/other.duckdb)"
-                        ) from None
-                    if not told and waited > 2:
-                        log.warning("waiting for the store %s, which %s is using...", self.path, holder)
+                        raise StoreLockedError(self._locked_message(who, command is not None)) from None
+                    if not told and waited > TELL_AFTER_S:
+                        log.warning("waiting for the store %s, which %s is using...", self.path, who)
                         told = True
                     self._mark_waiting()
                     time.sleep(min(delay, self.wait - waited))
                     delay = min(delay * 2, YIELD_S / 4)
         finally:
             self._waiting_mark.unlink(missing_ok=True)
+
+    def _locked_message(self, who: str, known: bool) -> str:
+        """Why the file could not be had, and what to do. rredcot_viz processes take turns with the file (a long
+        write lets others in between its chunks), so a holder whose command is ``known`` is in one long step;
+        one the system does not name is likely another tool or an older version."""
+        fixes = "wait longer (RREDCOT_STORE_WAIT=600), or use another store file (RREDCOT_STORE=/path/other.duckdb)"
+        if known:
+            return (
+                f"the store {self.path} was held by {who} for more than {self.wait:g} s at a stretch: let it "
+                f"finish or stop it, {fixes}"
+            )
+        return (
+            f"the store {self.path} was held by {who} for more than {self.wait:g} s. rredcot_viz processes take "
+            "turns with the file, so a process that keeps it this long is another tool (e.g. a duckdb shell) or an "
+            f"older version: stop it, {fixes}"
+        )
 
     @property
     def _waiting_mark(self) -> Path:
@@ -334,10 +363,24 @@ class StoreBase:
             return cur.execute(sql, params or []).df()
 
 
-def _holder(message: str) -> str | None:
-    """Who holds the file, from DuckDB's lock error ("process 4242 (/usr/bin/python3)"); None when the error is
-    not a lock conflict."""
+def _holder(message: str) -> tuple[int | None, str] | None:
+    """(process id, executable) of who holds the file, from DuckDB's lock error ("held in /usr/bin/python3 (PID
+    4242)"), (None, "") when it names none; None when the error is not a lock conflict."""
     if "lock" not in message.lower():
         return None
     found = re.search(r"held in (\S+) \(PID (\d+)\)", message)
-    return f"process {found.group(2)} ({found.group(1)})" if found else "another process"
+    return (int(found.group(2)), found.group(1)) if found else (None, "")
+
+
+def _command_of(pid: int | None) -> str | None:
+    """The command line of process ``pid`` (``python -m rredcot_viz import data.parquet``), None where the system
+    does not say (no ``/proc``, the process gone)."""
+    if pid is None:
+        return None
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        return None
+    if not words:
+        return None
+    return shlex.join([Path(words[0]).name, *words[1:]])[:COMMAND_CHARS]

@@ -21,7 +21,8 @@ from rredcot_viz.ui.settings_form import preset
 from rredcot_viz.ui.tables import csv_bytes
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
 from rredcot_viz.workflows.dataset import dataset_runs, load_run, position_points, records_frame, run_settings
-from rredcot_viz.workflows.runs import run_label, store_import
+from rredcot_viz.workflows.imports import run_label
+from rredcot_viz.workflows.runs import store_import
 
 
 def import_panel(store: Store) -> None:
@@ -60,10 +61,10 @@ def import_panel(store: Store) -> None:
         return
     name = upload.name if upload is not None else run_label(str(chosen))
     report.traces = report.traces[:limit]
-    collection, run = store_import(store, report, label=name)
-    stored = f"; run of {run.rollouts} rollouts over {run.steps} steps and {run.prompts} prompts" if run else ""
+    stored, run = store_import(store, report, label=name)
+    of_run = f"; run of {run.rollouts} rollouts over {run.steps} steps and {run.prompts} prompts" if run else ""
     st.success(
-        f"{name}: {len(report.traces)} traces imported as format {report.format} into {collection}{stored}; "
+        f"{name}: {len(report.traces)} traces imported as format {report.format}; {stored}{of_run}; "
         f"{len(report.issues)} problem records"
     )
     for message in [*map(str, report.issues[:5]), *report.warnings]:

@@ -35,9 +35,10 @@ def find_target(store: Any, wanted: str, samples: list[Trace]) -> ReportTarget:
     runs = store.rollout_runs()
     if len(runs) and wanted in set(runs["run_id"]):
         return ReportTarget(run_id=wanted)
-    pool = {t.content_hash: t for t in [*samples, *store.traces()]}
-    matches = [t for t in pool.values() if t.trace_id == wanted]
+    named = [t for t in samples if t.trace_id == wanted] + store.traces_named(wanted)  # any id it was imported as
+    matches = list({t.content_hash: t for t in named}.values())
     if not matches and len(wanted) >= MIN_HASH_PREFIX:
+        pool = {t.content_hash: t for t in [*samples, *store.traces()]}
         matches = [t for h, t in pool.items() if h.startswith(wanted.lower())]
     if len(matches) == 1:
         return ReportTarget(trace=matches[0])

@@ -25,7 +25,6 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,10 +35,12 @@ from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.estimators.coupling import ZERO_STD, grpo_advantages, value_baseline
 from rredcot_viz.segmenters.base import Segmenter
+from rredcot_viz.store.traces import StoredTraces
 from rredcot_viz.traces.importers import ImportReport
 from rredcot_viz.traces.importers.rollouts import ROLLOUT_KEY
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.workflows.dataset import analyze_dataset, save_run
+from rredcot_viz.workflows.imports import run_label, store_traces
 
 IMPORTED_KIND = "rollouts"
 """The ``runs.kind`` of an imported run (a trained one is ``train``)."""
@@ -135,27 +136,27 @@ def _disagreement(rollouts: list[RunRollout]) -> tuple[float | None, float | Non
 
 
 # ---------------------------------------------------------------------------------------------- importing
-def run_label(path: str) -> str:
-    """A run's name from its path: the trainer's output folder rather than its ``completions`` subfolder."""
-    location = Path(path)
-    if location.name == "completions" and location.parent.name:
-        location = location.parent
-    return location.name or str(path)
-
-
 def store_import(
-    store: Any, report: ImportReport, collection: str | None = None, label: str | None = None
-) -> tuple[str, StoredRun | None]:
-    """Store an import's traces in ``collection`` (default ``run:NAME`` for a run, ``dataset:NAME`` otherwise)
-    and, when they are an RL run's completions, the run: one rollout row per completion, the per-step reward and
-    advantage figures. Returns the collection and the run (None: not a run). Importing the same files again
-    gives the same run id and replaces it."""
-    label = label or run_label(report.path)
-    collection = collection or (f"run:{label}" if _is_run(report.traces) else f"dataset:{label}")
-    store.put_traces(report.traces, collection)
+    store: Any,
+    report: ImportReport,
+    collection: str | None = None,
+    label: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[StoredTraces, StoredRun | None]:
+    """Store an import's traces (``imports.store_traces``) and, when they are an RL run's completions, the run
+    (``store_run``). Returns what the store did with the traces and the run (None: not a run)."""
+    stored = store_traces(store, report, collection, label, progress)
+    return stored, store_run(store, report, stored.collection, label)
+
+
+def store_run(store: Any, report: ImportReport, collection: str, label: str | None = None) -> StoredRun | None:
+    """Store an imported RL run whose traces are in ``collection``: one rollout row per completion, the per-step
+    reward and advantage figures (None: the traces are not a run). Importing the same files again gives the same
+    run id and replaces it."""
     rollouts = [t for t in report.traces if ROLLOUT_KEY in t.metadata]
     if not rollouts:
-        return collection, None
+        return None
+    label = label or run_label(report.path)
     prompts: dict[str, int] = {}
     by_step: dict[int, list[dict[str, Any]]] = {}
     for trace in rollouts:
@@ -185,11 +186,7 @@ def store_import(
         store.put_train_metrics(run_id, step, _step_metrics(records))
     summary = {"label": label, "rollouts": len(rollouts), "steps": len(by_step), "prompts": len(prompts)}
     store.finish_run(run_id, "done", summary, {})
-    return collection, StoredRun(run_id, label, collection, len(rollouts), len(by_step), len(prompts))
-
-
-def _is_run(traces: list[Trace]) -> bool:
-    return any(ROLLOUT_KEY in t.metadata for t in traces)
+    return StoredRun(run_id, label, collection, len(rollouts), len(by_step), len(prompts))
 
 
 def _reward(reward: float | None, outcome: float | None) -> float:

@@ -210,3 +210,29 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
     process.stdout.close()  # the reader is gone, as head is after 5 lines
     assert process.wait(timeout=120) == 141
     assert process.stderr.read() == ""
+
+
+def test_import_into_a_second_collection_puts_the_traces_there_too(tmp_path, capsys, monkeypatch):
+    """``import --collection B`` of traces already in A printed "stored 7 traces in collection B" and B had none."""
+    from rredcot_viz.store import Store
+
+    path = tmp_path / "s.duckdb"
+    monkeypatch.setenv("RREDCOT_STORE", str(path))
+    source = str(SAMPLE_TRACES_DIR / "arithmetic.jsonl")
+    assert main(["--store", str(path), "import", source, "--collection", "A"]) == 0
+    assert f"7 traces in collection A: 7 new, 0 already stored; store {path}" in capsys.readouterr().out
+    assert main(["--store", str(path), "import", source, "--collection", "B"]) == 0
+    out = capsys.readouterr().out
+    assert "7 traces in collection B: 0 new, 7 already stored (7 added to this collection, 0 already in it)" in out
+    renamed = tmp_path / "renamed.jsonl"
+    records = [json.loads(line) for line in (SAMPLE_TRACES_DIR / "arithmetic.jsonl").read_text().splitlines()]
+    renamed.write_text(json.dumps({**records[0], "trace_id": "renamed-0"}) + "\n")
+    assert main(["--store", str(path), "import", str(renamed), "--collection", "C"]) == 0
+    store = Store(path)
+    assert store.collections() == {"A": 7, "B": 7, "C": 1}
+    assert (
+        [t.trace_id for t in store.traces("C")]
+        == ["renamed-0"]
+        == [t.trace_id for t in store.traces_named("renamed-0")]
+    )
+    store.close()

@@ -18,7 +18,7 @@ def test_import_a_run_then_report_it(tmp_path, capsys, monkeypatch):
     assert main(["import", str(trl_run(tmp_path / "grpo-out")), "--collection"]) == 0
     out = capsys.readouterr().out
     run_id = re.search(r"stored run (\S+): 12 rollouts, 2 steps, 2 prompts", out).group(1)
-    assert "stored 12 traces in collection run:grpo-out" in out
+    assert "4 traces in collection run:grpo-out: 4 new, 0 already stored; 8 repeated a trace above" in out
     assert main(["report", run_id, "--out", str(tmp_path / "run.html"), "--step", "1"]) == 0
     html = (tmp_path / "run.html").read_text()
     assert f"RL run · {run_id}" in html and re.findall(r'data-step="(\d+)"', html) == ["1", "1"]

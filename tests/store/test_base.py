@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -221,3 +223,34 @@ def test_raw_queries_are_private(store):
     assert not hasattr(store, "query")
     frame = store._query("SELECT 1 + ? AS two", [1])
     assert isinstance(frame, pd.DataFrame) and frame["two"].tolist() == [2]
+
+
+def test_a_process_waiting_for_the_store_names_the_command_that_holds_it(tmp_path, monkeypatch, caplog):
+    """While an import held the store, another command failed with "held by process N (python3) ... another tool
+    or an older version": the process was this project's own import, which the message did not say."""
+    from rredcot_viz.store import base
+
+    path = tmp_path / "busy.duckdb"
+    Store(path).close()
+    holder = tmp_path / "import_big.py"
+    holder.write_text(
+        "import sys\nfrom rredcot_viz.store import Store\nstore = Store(sys.argv[1])\n"
+        "with store.hold():\n    print('held', flush=True)\n    sys.stdin.read()\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, str(holder), str(path), "--collection", "B"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout.readline().strip() == "held"
+        monkeypatch.setattr(base, "TELL_AFTER_S", 0.2)
+        with pytest.raises(StoreLockedError) as refused:
+            Store(path, wait=0.6)
+    finally:
+        child.communicate("", timeout=60)
+    command = f"running `{Path(sys.executable).name} {holder} {path} --collection B`"
+    message = str(refused.value)
+    assert re.search(rf"held by process {child.pid} \(\S+\) {re.escape(command)} for more than 0.6 s", message)
+    assert "at a stretch: let it finish" in message
+    assert "another tool" not in message and f"process {os.getpid()}" not in message
+    assert f"{command} is using..." in caplog.text  # said while it waited

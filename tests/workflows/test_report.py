@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 
@@ -34,6 +35,14 @@ def test_targets_runs_then_traces_by_id_or_hash(store):
     assert report.find_target(store, samples[1].content_hash[:8].upper(), samples).trace == samples[1]
     with pytest.raises(RredcotError, match="'nothing' is not a run with stored rollouts, a trace id or a trace"):
         report.find_target(store, "nothing", samples)
+
+
+def test_a_trace_is_found_by_the_id_it_was_imported_again_under(store):
+    """Stored first without an id, a trace imported again as "gsm8k-17" was not found: its id was dropped."""
+    store.put_traces([dataclasses.replace(HOSTILE, trace_id=None)], "dataset:first")
+    store.put_traces([dataclasses.replace(HOSTILE, trace_id="gsm8k-17")], "dataset:second")
+    found = report.find_target(store, "gsm8k-17", sample_traces()).trace
+    assert found.content_hash == HOSTILE.content_hash and found.trace_id == "gsm8k-17"
 
 
 def test_settings_and_names():

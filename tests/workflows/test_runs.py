@@ -34,8 +34,8 @@ def imported(store, path):
 
 
 def test_an_imported_trl_run_keeps_every_completion(store, tmp_path):
-    collection, run = imported(store, trl_run(tmp_path / "grpo-out"))
-    assert collection == "run:grpo-out" and (run.rollouts, run.steps, run.prompts) == (12, 2, 2)
+    stored, run = imported(store, trl_run(tmp_path / "grpo-out"))
+    assert stored.collection == "run:grpo-out" and (run.rollouts, run.steps, run.prompts) == (12, 2, 2)
     assert store.collections()["run:grpo-out"] == 4  # identical completions are one trace, each a rollout
     listed = runs.rollout_runs(store)
     assert listed[["run_id", "kind", "label", "steps", "rollouts"]].values.tolist() == [
@@ -52,6 +52,17 @@ def test_an_imported_trl_run_keeps_every_completion(store, tmp_path):
     assert first[0].grpo_advantage == pytest.approx((2 / 3) / (TRL_STD + 1e-4))  # TRL's, as logged
     assert (first[0].reward, first[0].outcome, first[1].reward, first[1].outcome) == (2.0, 1.0, 0.0, 0.0)
     assert all(r.rredcot is None for g in groups for r in g.rollouts) and groups[0].disagreement is None
+
+
+def test_a_second_run_with_the_same_completions_gets_its_traces(store, tmp_path):
+    """Traces are stored once per text, so the second of two runs with the same completions got 0 traces."""
+    first, _ = imported(store, trl_run(tmp_path / "grpo-a"))
+    second, run = imported(store, trl_run(tmp_path / "grpo-b"))
+    assert (first.new, second.new, second.distinct) == (4, 0, 4)
+    assert store.collections() == {"run:grpo-a": 4, "run:grpo-b": 4}
+    assert {t.content_hash for t in store.traces("run:grpo-b")} == {
+        t.content_hash for t in runs.run_traces(store, run.run_id)
+    }
 
 
 def test_a_verl_run_gets_grpo_advantages_recomputed_as_verl_does(store, tmp_path):
