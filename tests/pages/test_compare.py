@@ -75,5 +75,8 @@ def test_monte_carlo_runs_in_the_background_and_joins():
     texts = [m.value for m in app.markdown]
     assert any(t.startswith("**How far to trust this comparison**") for t in texts)
     lines = next(t for t in texts if "Monte Carlo" in t and t.startswith("- ")).splitlines()
-    assert lines[0].startswith("- rredcot ") and len(lines) == 2  # the method, then MC's own line
-    assert "agrees with itself" in lines[1] or "agreement with itself is unknown" in lines[1]
+    assert lines[0].startswith("- rredcot") and len(lines) == 2  # the method, then MC's own line
+    if "ranks no two segments apart" in lines[0]:  # its few rollouts all tie: nothing to check, and MC says why
+        assert lines[0].endswith("so nothing to check.") and "Draw more rollouts" in lines[1]
+    else:
+        assert "agrees with itself" in lines[1] or "agreement with itself is unknown" in lines[1]
