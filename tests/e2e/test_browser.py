@@ -319,8 +319,14 @@ def test_a_finished_monte_carlo_run_says_how_far_to_trust_the_comparison(server,
     number(page, "Max new tokens", 24)
     page.get_by_role("button", name="Run Monte Carlo").click()
     wait_text(page, r"How far to trust this comparison", timeout=600)
-    method_line = wait_text(page, r"rredcot orders (\d+(?:\.5)?) of (\d+) segment pairs as Monte Carlo does")
-    assert float(method_line.group(1)) <= int(method_line.group(2))
+    # 4 rollouts of 24 tokens mostly reach no answer, so MC may rank no two segments apart: the panel says so
+    method_line = wait_text(
+        page,
+        r"rredcot orders (\d+(?:\.5)?) of (\d+) segment pairs as Monte Carlo does"
+        r"|rredcot: Monte Carlo ranks no two segments apart on this trace, so nothing to check",
+    )
+    if method_line.group(1) is not None:
+        assert float(method_line.group(1)) <= int(method_line.group(2))
     wait_text(page, r"Monte Carlo agrees with itself on \d+% of segment pairs|agreement with itself is unknown")
     page.screenshot(path=str(OUTPUT / "compare-trust.png"), full_page=True)
     page.close()
