@@ -65,3 +65,20 @@ def test_the_rule_for_the_1p5b_default(nf4_forward_s, nf4_sigma, default):
 def test_without_the_1p5b_there_is_no_default():
     line = quantization.summary(runs_of("smollm2-135m", 9.0, FP32_SIGMA), rule_spearman=0.95)
     assert line["default_1p5b"] == "unmeasured" and line["nf4_time_over_fp32_1p5b"] == "nan"
+
+
+def test_the_rule_also_needs_the_worst_trace_above_its_bar():
+    runs = runs_of("qwen2.5-coder-1.5b", 8.0, [FP32_SIGMA[0], [0.0, 0.5, 0.2, -0.1], FP32_SIGMA[2]])  # rho 1, 0.8
+    assert quantization.summary(runs, rule_spearman=0.85, rule_worst=0.8)["default_1p5b"] == "nf4"
+    assert quantization.summary(runs, rule_spearman=0.85, rule_worst=0.85)["default_1p5b"] == "fp32"
+
+
+def test_the_fidelity_list_takes_samples_and_gsm8k_in_turn_and_leaves_out_long_reasoning():
+    class T:
+        def __init__(self, name: str, cot: str) -> None:
+            self.name, self.cot = name, cot
+
+    samples = [T("s0", "a"), T("s1", "b" * 50), T("s2", "c"), T("s3", "d")]
+    gsm8k = [T("g0", "e"), T("g1", "f")]
+    names = [t.name for t in quantization.fidelity_traces(samples, gsm8k, max_chars=10)]
+    assert names == ["s0", "g0", "g1", "s2", "s3"]
