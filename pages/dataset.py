@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rredcot_viz.attribution import attributions
-from rredcot_viz.estimators import live_estimators
+from rredcot_viz.estimators import default_estimator, live_estimators
 from rredcot_viz.types import content_key
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.dataset_views import import_panel, run_view, runnable, trace_selection
@@ -28,7 +28,7 @@ collection, traces = trace_selection(store)
 if not traces:
     st.stop()
 segmenter = segmenter_picker("dataset", traces[0], default="given" if traces[0].steps else "hybrid")
-estimator, analysis_config = estimator_picker("dataset", default="answer_only")
+estimator, analysis_config = estimator_picker("dataset", default=default_estimator(traces, "answer_only"))
 chosen = runnable(estimator, traces)
 others = [name for name in [*attributions.names(), *live_estimators()] if name != estimator.name]
 agree = st.multiselect("Also compute, for agreement", others, default=[], key="dataset_agree")

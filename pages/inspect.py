@@ -40,7 +40,7 @@ for note in result.warnings + result.values.notes:
 
 col_sum, col_r, col_variant = st.columns(3)
 col_sum.metric("Σσ", f"{result.sigma.sum():+.4f}")
-col_r.metric("Outcome R", f"{result.outcome:g}")
+col_r.metric("Outcome R" if trace.outcome is not None else "R (its own answer, reached)", f"{result.outcome:g}")
 col_variant.metric("Variant", result.variant, help="exact_sum forces Σσ = R; difference gives Σσ = R − Q̂₁")
 shaded_trace(result, trace)
 trust_panel(own_trust(result.values, result.sigma))

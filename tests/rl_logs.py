@@ -19,10 +19,13 @@ def completion(question: str, answer: str, right: bool) -> str:
     return f"We compute {question[8:-1]}.\nThat gives {said}.\nThe answer is {said}."
 
 
-def trl_run(output_dir: Path, steps: tuple[int, ...] = (1, 2), chat: bool = True, generations: int = 3) -> Path:
+def trl_run(
+    output_dir: Path, steps: tuple[int, ...] = (1, 2), chat: bool = True, generations: int = 3, solution: bool = True
+) -> Path:
     """A GRPO output_dir with ``log_completions=True``: per step, each problem's ``generations`` completions
     (the first right, the others wrong at step 1; all right from step 2), rewards of two functions, TRL's
-    group-normalised advantage, and a ``log_extra`` column."""
+    group-normalised advantage, and a ``log_extra`` column (``solution``: the gold answer; without it the run
+    has outcomes but no reference answer)."""
     (output_dir / "completions").mkdir(parents=True, exist_ok=True)
     for step in steps:
         prompts, completions, accuracy, formats, extra, advantages = [], [], [], [], [], []
@@ -49,7 +52,7 @@ def trl_run(output_dir: Path, steps: tuple[int, ...] = (1, 2), chat: bool = True
             "completion": completions,
             "accuracy_reward": accuracy,
             "format_reward": formats,
-            "solution": extra,
+            **({"solution": extra} if solution else {}),
             "advantage": advantages,
         }
         pd.DataFrame(table).to_parquet(output_dir / "completions" / f"completions_{step:05d}.parquet")

@@ -164,7 +164,9 @@ class Analyzer:
 
     def pending(self, trace: Trace, segmenter: Segmenter, estimator: ValueEstimator) -> int:
         """Model work ``analyze`` would still do (score items or rollouts, plus the token stats when missing);
-        0 means the analysis comes from the cache, instantly and with no model call."""
+        0 means the analysis comes from the cache, instantly and with no model call. An estimator that cannot run
+        on ``trace`` says what it lacks here, before anything asks it what to score."""
+        estimator.check(trace)
         context = self.context(trace)
         if not context.has_stats:
             return 1 + estimator.pending(context, self.candidate_prefixes(context, segmenter), ())

@@ -7,9 +7,12 @@ from rredcot_viz.estimators.base import (
     ValueEstimator,
     auto_estimators,
     credit_estimators,
+    default_estimator,
     estimators,
     live_estimators,
+    richer_estimators,
     sampling_estimators,
+    usable_estimator,
 )
 from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.types import ScoreSeries, StateValues
@@ -22,8 +25,11 @@ __all__ = [
     "aggregations",
     "auto_estimators",
     "credit_estimators",
+    "default_estimator",
     "estimators",
     "live_estimators",
     "redistribute",
+    "richer_estimators",
     "sampling_estimators",
+    "usable_estimator",
 ]

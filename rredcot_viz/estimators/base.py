@@ -9,6 +9,7 @@ the trace's KV cache, and caches them, so estimators never call the model themse
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -135,3 +136,49 @@ def auto_estimators() -> list[str]:
 def sampling_estimators() -> list[str]:
     """Estimators that draw rollouts, so a page runs them as a background job."""
     return estimators.having(samples=True)
+
+
+def runnable_count(name: str, traces: Sequence[Trace]) -> int:
+    """On how many of ``traces`` estimator ``name`` (default settings) can run: its needs and its own checks (a
+    trace that is its own reference solution), from the traces' fields alone."""
+    estimator = estimators.get(name)()
+    count = 0
+    for trace in traces:
+        try:
+            estimator.check(trace)
+        except MissingReferenceError:
+            continue
+        count += 1
+    return count
+
+
+def default_estimator(traces: Sequence[Trace], preferred: str, names: Sequence[str] | None = None) -> str:
+    """The estimator a page starts on: ``preferred`` when it runs on as many of ``traces`` as any of ``names``
+    (default: the live ones), else the one that runs on most of them, the richest (``auto_rank``) among equals,
+    so no page opens on a choice that cannot run on what it shows."""
+    names = list(names if names is not None else live_estimators())
+    counts = {name: runnable_count(name, traces) for name in dict.fromkeys([preferred, *names])}
+    most = max(counts.values())
+    if counts[preferred] == most:
+        return preferred
+    return min((name for name in names if counts[name] == most), key=lambda name: -estimators.get(name).auto_rank)
+
+
+def usable_estimator(name: str, trace: Trace) -> tuple[str, str | None]:
+    """``name`` when it can run on ``trace``, else the live estimator the trace can feed (``default_estimator``)
+    with one line saying which and why; ``name`` and no line when none can (the analysis then says what is
+    missing)."""
+    chosen = default_estimator([trace], name)
+    if chosen == name:
+        return name, None
+    lacking = estimators.get(name)().missing(trace)
+    needs = f", which needs {describe(lacking)}" if lacking else ""
+    return chosen, f"Using {chosen} instead of {name}{needs}: {estimators.get(chosen).fallback_note}"
+
+
+def richer_estimators(trace: Trace, names: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """The estimators of ``names`` (default: the live ones) that ``trace`` cannot feed, each with what it lacks
+    (``traces.needs`` names): the choices a reference answer or an outcome label would open."""
+    names = names if names is not None else live_estimators()
+    lacking = {name: estimators.get(name)().missing(trace) for name in names}
+    return {name: needs for name, needs in lacking.items() if needs}

@@ -36,6 +36,11 @@ if TYPE_CHECKING:
     from rredcot_viz.segmenters.base import Segmentation
 
 PATH_PROPOSALS = ("remaining", "whole")
+OWN_ANSWER_REACHED = 1.0  # own_answer's last state on a trace without an outcome: it reached its own answer
+UNLABELLED_NOTE = (
+    "No correct/wrong label and no reference answer: the last state counts as 1 (the trace reached its own answer), "
+    "so σ is credit toward that answer, right or wrong."
+)
 PLAIN_TRIGGER = "\nTherefore, the final answer is \\boxed{"
 THINKING_TRIGGER = "\n</think>\n\nTherefore, the final answers is \\boxed{"  # Thought Anchors, verbatim
 
@@ -160,7 +165,11 @@ class RREDCoTEstimator(ValueEstimator):
         series = self.series(context)
         prefixes = segmentation.state_prefixes
         scores = context.scores(series, prefixes, self)
-        return self.combine(series, scores, len(prefixes), context.trace.outcome)
+        return self.combine(series, scores, len(prefixes), self.outcome(context.trace))
+
+    def outcome(self, trace) -> float:
+        """R, the value of the last state: the trace's outcome."""
+        return trace.outcome
 
     def combine(
         self, series: list[ScoreSeries], scores: dict[str, list[np.ndarray]], n_states: int, outcome: float
@@ -227,16 +236,18 @@ class OwnAnswerEstimator(AnswerOnlyEstimator):
 
     On a correct trace that answer is the right one, so the value is R-hat; on a failed trace the value is
     1 - P(its own wrong answer), so it falls where support for the wrong answer rises (the first-error signal
-    when a dataset has an outcome label but no reference answer). Needs the outcome label and a stated answer.
+    when a dataset has an outcome label but no reference answer). Without an outcome label the last state is
+    1 (the trace reached its own answer): credit toward that answer, so any trace with a stated answer gets
+    values. Needs only a stated answer.
     """
 
     name = "own_answer"
-    needs = ("outcome", "answer")
+    needs = ("answer",)
     credit = False  # its target is the trace's own answer; a trainer credits toward the problem's reference
     auto_rank = 1  # the reference-free last resort
     fallback_note = (
-        "this trace has no reference answer, so the curve is the probability of its own answer (1 − that on a "
-        "failed trace: it falls where support for the wrong answer rises)."
+        "this trace has no reference answer, so the heatmap is credit toward its own final answer: the probability "
+        "of that answer after each segment (1 − that on a trace labelled wrong)."
     )
     provenance = "design choice (configurable): reference-free target for R-hat"
 
@@ -246,12 +257,17 @@ class OwnAnswerEstimator(AnswerOnlyEstimator):
     def target_answer(self, trace) -> str:
         return trace.answer
 
+    def outcome(self, trace) -> float:
+        """The outcome; without one, 1: the trace reached its own answer, the target here."""
+        return OWN_ANSWER_REACHED if trace.outcome is None else trace.outcome
+
     def state_values(
         self, context: TraceContext, segmentation: Segmentation, progress: ProgressFn | None = None
     ) -> StateValues:
         result = super().state_values(context, segmentation, progress)
-        note = last_number_note(context.trace.cot) if context.trace.final_answer is None else None
-        result.notes.extend([note] if note else [])
+        unlabelled = UNLABELLED_NOTE if context.trace.outcome is None else None
+        last_number = last_number_note(context.trace.cot) if context.trace.final_answer is None else None
+        result.notes.extend(note for note in (unlabelled, last_number) if note)
         return result
 
     def combine(

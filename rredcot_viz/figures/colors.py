@@ -19,6 +19,9 @@ NEGATIVE = (215, 48, 39)  # red: a segment that lowered the value
 POSITIVE = (26, 152, 80)  # green: a segment that raised it
 SEQUENTIAL = (49, 104, 181)  # blue: a probability-like value
 PLOTLY_DIVERGING = [[0.0, "rgb(215,48,39)"], [0.5, "rgb(255,255,255)"], [1.0, "rgb(26,152,80)"]]
+# The line and bar colours the app's charts show (Streamlit's light theme), for figures drawn outside it (reports)
+APP_COLOURS = ("#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a", "#6d3fc0",
+               "#d5dae5")  # fmt: skip
 NOISE_FLOOR = 0.005  # |sigma| (or a value) below this is left untinted: half a percentage point of a 0/1 reward
 CLEAR = "rgba(0,0,0,0)"
 LOWEST_ALPHA, ALPHA_RANGE = 0.10, 0.62  # the faintest tint above the floor, and how much darker full colour is

@@ -28,6 +28,7 @@ import plotly.io as pio
 from rredcot_viz.diagnosis import FirstError
 from rredcot_viz.engine import AnalysisResult
 from rredcot_viz.estimators.coupling import uniform_credit
+from rredcot_viz.figures.colors import APP_COLOURS, shade_scale
 from rredcot_viz.figures.plots import credit_bars, method_heatmap, value_curves
 from rredcot_viz.figures.runs import prompt_groups_html, run_step_figure
 from rredcot_viz.figures.trace_html import trace_heatmap
@@ -49,6 +50,7 @@ dl.rc-facts dt{font-weight:600}dl.rc-facts dd{margin:0;font-family:ui-monospace,
 footer{margin-top:32px;color:#777;font-size:.75rem}
 </style>"""
 _ids = count(1)
+QUANTITIES = {"sigma": "σ", "Q_hat": "Q̂", "R_hat": "R̂", "v_hat": "v̂"}  # what a heatmap's legend names
 
 
 def report_page(title: str, sections: Sequence[Section], facts: Mapping[str, Any], created: dt.datetime) -> str:
@@ -74,9 +76,20 @@ def _facts_line(facts: Mapping[str, Any]) -> str:
     return " · ".join(f"{html.escape(str(k))}: {html.escape(_text(v))}" for k, v in facts.items() if v is not None)
 
 
+def report_template() -> go.layout.Template:
+    """Plotly's white template with the app's colours. A figure built in the app process carries Streamlit's
+    template, whose colours are placeholders (``#000001``...) that only Streamlit's page replaces, so a report
+    never keeps the template a figure was built with."""
+    template = go.layout.Template(pio.templates["plotly_white"])
+    template.layout.colorway = APP_COLOURS
+    return template
+
+
 def figure_block(figure: go.Figure) -> str:
-    """A Plotly figure as a div and its data (the bundle is loaded once by ``report_page``)."""
-    div = pio.to_html(figure, full_html=False, include_plotlyjs=False, div_id=f"rc-plot-{next(_ids)}")
+    """A Plotly figure as a div and its data, on the report's template (the bundle is loaded once by
+    ``report_page``)."""
+    themed = go.Figure(figure).update_layout(template=report_template())
+    div = pio.to_html(themed, full_html=False, include_plotlyjs=False, div_id=f"rc-plot-{next(_ids)}")
     return f'<div class="rc-plot">{div}</div>'
 
 
@@ -131,9 +144,11 @@ def analysis_report(
     settings: Mapping[str, Any],
     shade: str = "sigma",
     created: dt.datetime | None = None,
+    relative: bool = False,
 ) -> str:
-    """Inspect's view of one trace: the heatmap (shaded by ``shade``), the value curves, sigma next to GRPO's
-    uniform credit, the segment table, the settings and the model."""
+    """Inspect's view of one trace: the heatmap (shaded by ``shade``, on the page's absolute or ``relative``
+    scale), the value curves, sigma next to GRPO's uniform credit, the segment table, the settings and the
+    model."""
     trace, segments = result.trace, result.segmentation.segments
     states = {"Q_hat": result.values.values}
     states.update({k: v for k, v in result.values.components.items() if k in ("R_hat", "v_hat")})
@@ -142,7 +157,8 @@ def analysis_report(
         {**{n: float(v[s.index]) for n, v in states.items()}, "sigma": float(result.sigma[s.index])} for s in segments
     ]
     answer = trace.cot[segments[-1].char_span[1] :]
-    scale = "diverging" if shade == "sigma" else "sequential"
+    kind = "diverging" if shade == "sigma" else "sequential"
+    scale = shade_scale(scores, kind, relative=relative, quantity=QUANTITIES.get(shade, shade))
     heatmap = trace_heatmap([s.text for s in segments], scores, tips, scale=scale, answer_text=answer)
     summary = (
         f"K = {result.k} segments · shaded by {shade} · Σσ = {result.sigma.sum():+.4f} · outcome R = "
@@ -174,22 +190,25 @@ def comparison_report(
     settings: Mapping[str, Any],
     metric: str = "spearman",
     created: dt.datetime | None = None,
+    relative: bool = False,
 ) -> str:
     """Compare's view: the trace shaded by the first estimator's sigma (every method's score in the hover),
-    the methods x segments heatmap, the value curves, the per-segment table, the settings and the model."""
+    the methods x segments heatmap (on the page's absolute or ``relative`` scale, titled as on the page), the
+    value curves, the per-segment table, the settings and the model."""
     trace, segments = comparison.trace, comparison.segmentation.segments
     scores = comparison.scores()
     first = next((r for r in comparison.methods.values() if r.kind == "estimator"), None)
     shade_name = first.name if first else next(iter(scores))
     tips = [{name: float(values[s.index]) for name, values in scores.items()} for s in segments]
     answer = trace.cot[segments[-1].char_span[1] :]
-    heatmap = trace_heatmap([s.text for s in segments], scores[shade_name], tips, answer_text=answer)
+    scale = shade_scale(scores[shade_name], "diverging", relative=relative)
+    heatmap = trace_heatmap([s.text for s in segments], scores[shade_name], tips, scale=scale, answer_text=answer)
     names, matrix = comparison.matrix(metric)
     agreement = pd.DataFrame(matrix, columns=names).assign(method=names)[["method", *names]]
     curves = {n: r.values for n, r in comparison.methods.items() if r.values is not None}
     sections = [
         ("Trace", _question(trace) + heatmap + f'<p class="rc-meta">Shaded by {html.escape(shade_name)}.</p>'),
-        ("Methods × segments", figure_block(method_heatmap(scores, "Methods × segments (rows scaled by |max|)"))),
+        ("Methods × segments", figure_block(method_heatmap(scores, relative=relative))),
         (f"Agreement ({metric})", table_block(agreement)),
     ]
     if curves:

@@ -100,15 +100,16 @@ class RunStore(StoreBase):
         )
 
     def dataset_coverage(self, trace_hashes: list[str]) -> pd.DataFrame:
-        """Finished dataset runs that analysed any of ``trace_hashes``, newest first: id, label, segmenter,
-        estimator, and how many of the traces each covers."""
+        """Finished dataset runs that analysed any of ``trace_hashes`` without an error, newest first: id, label,
+        segmenter, estimator, and how many of the traces each covers (a record holding an error covers none)."""
         return self._query(
             "SELECT r.run_id, json_extract_string(r.settings, '$.label') AS label, r.model_name, "
             "json_extract_string(r.settings, '$.segmenter') AS segmenter, "
             "json_extract_string(r.settings, '$.estimator') AS estimator, count(*) AS covered, r.created_at "
             "FROM results s JOIN runs r ON r.run_id = split_part(s.result_key, ':', 1) "
             "WHERE r.kind = 'dataset' AND r.status = 'done' AND s.kind = 'dataset' "
-            "AND list_contains(?, split_part(s.result_key, ':', 2)) GROUP BY ALL ORDER BY r.created_at DESC",
+            "AND list_contains(?, split_part(s.result_key, ':', 2)) "
+            "AND json_extract_string(s.payload, '$.error') IS NULL GROUP BY ALL ORDER BY r.created_at DESC",
             [list(trace_hashes)],
         )
 

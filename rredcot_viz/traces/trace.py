@@ -159,6 +159,16 @@ class Trace:
     def with_changes(self, **changes: Any) -> Trace:
         return replace(self, **changes)
 
+    def with_defaults(self, reference_answer: str | None = None, correct: bool | None = None) -> Trace:
+        """This trace with ``reference_answer`` where it has none, then the ``correct`` label where its outcome is
+        still unknown: what a form gives the records of a file that lack them, never overriding the file."""
+        trace = self
+        if reference_answer and trace.reference_answer is None:
+            trace = trace.with_changes(reference_answer=reference_answer)
+        if correct is not None and trace.outcome is None:
+            trace = trace.with_changes(correct=correct)
+        return trace
+
     # ------------------------------------------------------------------ serialisation
     def to_dict(self) -> dict[str, Any]:
         data = {"schema": SCHEMA, **asdict(self)}

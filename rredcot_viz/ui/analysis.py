@@ -11,7 +11,7 @@ import streamlit as st
 from rredcot_viz.engine import AnalysisResult, Analyzer
 from rredcot_viz.engine.recorded import recorded_result
 from rredcot_viz.errors import RredcotError
-from rredcot_viz.estimators import ValueEstimator, estimators
+from rredcot_viz.estimators import ValueEstimator, estimators, usable_estimator
 from rredcot_viz.figures import trace_heatmap
 from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
@@ -21,7 +21,7 @@ from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.jobs import JobTexts, show_job
-from rredcot_viz.ui.method_controls import estimator_picker, segmenter_picker, usable_estimator
+from rredcot_viz.ui.method_controls import estimator_picker, richer_choices, segmenter_picker
 from rredcot_viz.ui.pickers import model_warning, trace_text_input
 from rredcot_viz.workflows.analyze import FINISHED, AnalysisWork, provenance, start
 
@@ -88,11 +88,12 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
     failure is a message, never a traceback."""
     model_warning(config)
     segmenter = segmenter_picker(prefix, trace, text_input=trace_text_input(config, trace))
-    estimator, analysis_config = estimator_picker(prefix)
+    estimator, analysis_config = estimator_picker(prefix, trace=trace)
     name, fallback_note = usable_estimator(estimator.name, trace)
     if fallback_note:
         st.info(fallback_note)
-        estimator = estimators.get(name)(**{"aggregation": getattr(estimator.config, "aggregation", "mean_prob")})
+        st.caption(richer_choices(trace))
+        estimator = fallback(estimator, name)
     jobs = resources.jobs()
     waited = f"{prefix}_waited_job"  # the job this session watched: its cost is this analysis's cost
     try:
@@ -114,6 +115,13 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
     context = work.analyzer.context(trace)
     about = provenance(work.analyzer, segmenter, {"estimator": estimator.name, **asdict(estimator.config)})
     return Analysis(result, cost, job is not None, work.analyzer, context, segmenter, (REUSE_NOTE,), estimator, about)
+
+
+def fallback(chosen: ValueEstimator, name: str) -> ValueEstimator:
+    """Estimator ``name`` in place of ``chosen``, keeping the chosen aggregation where both have one."""
+    aggregation = getattr(chosen.config, "aggregation", None)
+    settings = estimators.get(name).Config.__dataclass_fields__
+    return estimators.get(name)(**({"aggregation": aggregation} if aggregation and "aggregation" in settings else {}))
 
 
 def watch(job: Job, work: AnalysisWork) -> None:

@@ -108,7 +108,7 @@ def runnable(estimator: ValueEstimator, traces: list[Trace]) -> list[Trace]:
     else:
         st.warning(
             f"Capability check: {report.line()}. Only those will be analysed; choose another estimator "
-            "(own_answer needs only an outcome and a stated answer) to cover the rest."
+            "(own_answer needs only a stated answer) to cover the rest."
         )
     return [traces[i] for i in report.runnable]
 

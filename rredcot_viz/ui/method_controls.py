@@ -16,8 +16,8 @@ from typing import Any
 import streamlit as st
 
 from rredcot_viz.engine import AnalysisConfig
-from rredcot_viz.errors import MissingReferenceError, RredcotError
-from rredcot_viz.estimators import ValueEstimator, estimators, live_estimators
+from rredcot_viz.errors import RredcotError
+from rredcot_viz.estimators import ValueEstimator, estimators, live_estimators, richer_estimators
 from rredcot_viz.registry import Registry
 from rredcot_viz.segmenters import Segmenter, SegmenterInput, segmenters
 from rredcot_viz.settings import SettingSpec, specs
@@ -40,20 +40,32 @@ def summary(registry: Registry, name: str) -> str:
 
 
 def method_picker(
-    label: str, registry: Registry, names: list[str], key: str, default: str | None = None, needs: bool = False
+    label: str,
+    registry: Registry,
+    names: list[str],
+    key: str,
+    default: str | None = None,
+    needs: bool = False,
+    lacking: Mapping[str, list[str]] | None = None,
 ) -> str:
     """A selectbox of registered methods, each one's docstring summary (and with ``needs``, what it needs of a
-    trace) in the help."""
+    trace) in the help. An untouched choice follows ``default`` (it may depend on the traces shown); a method
+    in ``lacking`` is still offered, labelled with what the trace lacks for it."""
 
     def line(name: str) -> str:
         wanted = f" Needs {describe(registry.get(name).needs) or 'nothing but the text'}." if needs else ""
         return f"**{name}**: {summary(registry, name)}{wanted}"
 
+    def option(name: str) -> str:
+        missing_here = (lacking or {}).get(name)
+        return f"{name} · needs {', '.join(n.replace('_', ' ') for n in missing_here)}" if missing_here else name
+
     if key in st.session_state and st.session_state[key] not in names:
         del st.session_state[key]  # a choice this page no longer offers (e.g. "given" on a trace without steps)
+    if default in names:
+        follow_default(key, default)
     # with a key, the widget's state is its value; an index besides a value set by code only draws a warning
-    index = 0 if key in st.session_state else names.index(default) if default in names else 0
-    return st.selectbox(label, names, index=index, key=key, help="\n\n".join(map(line, names)))
+    return st.selectbox(label, names, key=key, format_func=option, help="\n\n".join(map(line, names)))
 
 
 def build(method_type: type, values: dict[str, Any]) -> Any:
@@ -105,15 +117,17 @@ def _k_slider(text_input: SegmenterInput | None) -> Widget:
 
 
 def estimator_picker(
-    prefix: str, names: list[str] | None = None, default: str | None = None
+    prefix: str, names: list[str] | None = None, default: str | None = None, trace: Trace | None = None
 ) -> tuple[ValueEstimator, AnalysisConfig]:
     """An estimator (of ``names``; by default those that declare ``live``: the page runs it while the user waits),
     its settings and the redistribution variant (keys ``{prefix}_estimator``, ``{prefix}_<setting>``,
-    ``{prefix}_variant``); returns the estimator and the analysis config."""
+    ``{prefix}_variant``); returns the estimator and the analysis config. With ``trace``, the choices it cannot
+    feed say what they need."""
     names = live_estimators() if names is None else names
+    lacking = richer_estimators(trace, names) if trace is not None else None
     left, right = st.columns(2)
     with left:
-        name = method_picker("Estimator", estimators, names, f"{prefix}_estimator", default, needs=True)
+        name = method_picker("Estimator", estimators, names, f"{prefix}_estimator", default, True, lacking)
     with right:
         analysis_config = variant_control(prefix)
     estimator_type = estimators.get(name)
@@ -140,14 +154,10 @@ def method_settings(config_types: Mapping[str, type], prefix: str) -> dict[str, 
     return values
 
 
-def usable_estimator(name: str, trace: Trace, fallback: str = "answer_only") -> tuple[str, str | None]:
-    """``name`` if it can run on ``trace``, else ``fallback`` with a note saying what was missing and why."""
-    try:
-        estimators.get(name)().check(trace)
-        return name, None
-    except MissingReferenceError as error:
-        try:
-            estimators.get(fallback)().check(trace)
-        except MissingReferenceError:
-            return name, None  # nothing to fall back to: the analysis reports what is missing
-        return fallback, f"Using {fallback} instead of {name}: {error}"
+def richer_choices(trace: Trace) -> str:
+    """One line offering the live estimators ``trace`` cannot feed, with what each would need."""
+    wanted = "; ".join(f"{name} needs {describe(needs)}" for name, needs in richer_estimators(trace).items())
+    return (
+        f"Other choices need more: {wanted}. Give the trace a reference answer or a correct/wrong label (Paste or "
+        "Upload) to use them."
+    )

@@ -15,7 +15,7 @@ from rredcot_viz.segmenters import SegmenterInput
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.settings_form import settings_form
-from rredcot_viz.ui.upload import import_uploaded, upload_widget
+from rredcot_viz.ui.upload import import_uploaded, outcome_choice, upload_widget
 
 CUSTOM = "custom"
 
@@ -194,13 +194,16 @@ def _paste_form() -> None:
         question = st.text_area("Question", key="paste_question")
         cot = st.text_area("Reasoning and final answer", height=180, key="paste_cot")
         reference = st.text_input(
-            "Reference answer (needed for any value: it decides the outcome R)", key="paste_reference"
+            "Reference answer (optional: the trace's answer is checked against it for the outcome R)",
+            key="paste_reference",
         )
+        correct = outcome_choice("Correct or wrong (optional: the outcome R as a label)", "paste_outcome")
         solution = st.text_area(
             "Reference solution (optional: the rredcot estimator needs it for v̂; without it the page uses "
             "answer_only, R̂ alone)",
             key="paste_solution",
         )
+        st.caption("With none of these the heatmap is credit toward the trace's own final answer (own_answer).")
         if st.form_submit_button("Add trace"):
             try:
                 trace = Trace(
@@ -208,6 +211,7 @@ def _paste_form() -> None:
                     cot=cot,
                     reference_answer=reference or None,
                     reference_solution=solution or None,
+                    correct=correct,
                     source="pasted",
                 )
             except RredcotError as error:

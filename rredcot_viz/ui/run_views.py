@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from rredcot_viz.errors import RredcotError
+from rredcot_viz.estimators import default_estimator
 from rredcot_viz.figures.runs import prompt_groups_html, run_step_figure
 from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
@@ -35,6 +36,7 @@ from rredcot_viz.workflows.runs import (
     rollout_runs,
     run_traces,
     score_rollouts,
+    scoring_check,
     step_table,
 )
 
@@ -125,15 +127,21 @@ def _scoring(store: Store, config: ModelConfig, run_id: str, steps: list[int]) -
             st.caption("No stored traces for this step.")
             return
         segmenter = segmenter_picker("runs", traces[0])
-        estimator, analysis_config = estimator_picker("runs", default="rredcot")
+        estimator, analysis_config = estimator_picker("runs", default=default_estimator(traces, "rredcot"))
         analyzer = resources.analyzer(config, analysis_config)
         chosen_step = None if step == "all" else int(step)
+        check = scoring_check(store, run_id, estimator, chosen_step)  # before any job: what the traces lack
+        if check.refusal():
+            st.error(check.refusal())
+        else:
+            st.caption(f"Capability check: {check.report.line()}.")
 
         def work(job: Job) -> str:
             progress = lambda done, total: job.progress(done, total, "rollouts scored")  # noqa: E731
             return score_rollouts(analyzer, store, run_id, segmenter, estimator, chosen_step, progress)
 
-        if st.button(f"Score {len(traces)} distinct rollouts", key="runs_score"):
+        label = f"Score {len(check.runnable)} distinct rollouts"
+        if st.button(label, key="runs_score", disabled=not check.runnable):
             st.session_state["runs_job"] = resources.jobs().submit(f"RREDCoT credit of {run_id}", work,
                                                                    unit="traces").id  # fmt: skip
 

@@ -52,7 +52,8 @@ def inspect_download(analysis: Analysis) -> None:
         model = {"name": recording.model, "fingerprint": recording.fingerprint} if recording else {}
         settings = {"scores": recording.label if recording else "recorded", **(recording.settings if recording else {})}
     name = report_name("inspect", result.trace.trace_id or result.trace.short_id)
-    download(lambda: analysis_report(result, model, settings, shade), name, "inspect_report")
+    relative = bool(st.session_state.get("inspect_relative"))
+    download(lambda: analysis_report(result, model, settings, shade, relative=relative), name, "inspect_report")
 
 
 def compare_download(
@@ -69,7 +70,9 @@ def compare_download(
     }
     trace = comparison.trace
     name = report_name("compare", trace.trace_id or trace.short_id)
-    download(lambda: comparison_report(comparison, analyzer.lm.info(), settings, metric), name, "compare_report")
+    relative = bool(st.session_state.get("compare_relative"))
+    model = analyzer.lm.info()
+    download(lambda: comparison_report(comparison, model, settings, metric, relative=relative), name, "compare_report")
 
 
 def diagnose_download(

@@ -28,12 +28,14 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class ReadOptions:
     """How to read an uploaded file (the upload's counterpart of ``--format``, ``--map``, ``--encoding``,
-    ``--label-base``)."""
+    ``--label-base``), and the reference answer and correct/wrong label for records that have none."""
 
     format: str = "auto"
     field_map: dict[str, str] = field(default_factory=dict)
     encoding: str = "utf-8"
     label_base: int = 0
+    reference_answer: str | None = None
+    correct: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ def upload_widget(
     """A file uploader with the reading options beside it; None until a file is given (or when it is too big
     or the mapping is malformed, with the reason shown)."""
     upload = container.file_uploader(label, type=[*(suffix.lstrip(".") for suffix in DATA_SUFFIXES), "gz"], key=key)
+    left, right = container.columns(2)
+    reference = left.text_input("Reference answer for records without one (optional)", key=f"{key}_reference")
+    correct = outcome_choice("Correct or wrong, for records without an outcome (optional)", f"{key}_outcome", right)
     with container.expander("Format, field names, encoding"):
         fmt = st.selectbox(
             "Format",
@@ -84,7 +89,14 @@ def upload_widget(
     except RredcotError as error:
         container.error(str(error))
         return None
-    return Upload(upload.name, upload.getvalue(), ReadOptions(fmt, field_map, encoding, label_base))
+    options = ReadOptions(fmt, field_map, encoding, label_base, reference.strip() or None, correct)
+    return Upload(upload.name, upload.getvalue(), options)
+
+
+def outcome_choice(label: str, key: str, container=st) -> bool | None:
+    """An optional correct/wrong label: None (unknown), True or False."""
+    names = {None: "unknown", True: "correct", False: "wrong"}
+    return container.radio(label, list(names), format_func=names.get, horizontal=True, key=key)
 
 
 def import_uploaded(upload: Upload, limit: int | None = None) -> ImportReport:
@@ -112,4 +124,5 @@ def import_uploaded(upload: Upload, limit: int | None = None) -> ImportReport:
         raise RredcotError(f"{name} could not be read ({type(error).__name__}); please report this file") from None
     finally:
         os.unlink(handle.name)
+    report.traces = [t.with_defaults(upload.options.reference_answer, upload.options.correct) for t in report.traces]
     return report

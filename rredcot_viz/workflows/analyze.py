@@ -30,6 +30,7 @@ from rredcot_viz.jobs import Job, JobManager
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.settings import config_json
+from rredcot_viz.traces.needs import NEED_TEXT
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import content_key
 
@@ -58,6 +59,9 @@ class AnalysisWork:
     trace: Trace
     segmenter: Segmenter
     estimator: ValueEstimator
+
+    def __post_init__(self) -> None:
+        self.estimator.check(self.trace)  # refused when asked for, with what the trace lacks, before any scoring
 
     @property
     def key(self) -> str:
@@ -138,11 +142,20 @@ class TraceCheck:
             lines.append(f"skipping {len(self.skipped)}: {names}{hint}")
         return lines
 
+    def refusal(self) -> str | None:
+        """Why the estimator cannot run on any of the traces (what they lack, what could run them); None when it
+        can run on some."""
+        if self.runnable:
+            return None
+        lacks = "; ".join(f"{count} lack {NEED_TEXT[need]}" for need, count in self.report.lacking.most_common())
+        others = f"; {', '.join(self.alternatives)} can run on them" if self.alternatives else ""
+        return f"estimator {self.estimator.name!r} cannot run on any of the {len(self.skipped)} traces: {lacks}{others}"
+
     def require(self) -> list[Trace]:
-        """The runnable traces; an error naming the estimator when there are none."""
-        if not self.runnable:
-            total = len(self.runnable) + len(self.skipped)
-            raise RredcotError(f"estimator {self.estimator.name!r} cannot run on any of the {total} traces")
+        """The runnable traces; an error saying why (``refusal``) when there are none."""
+        refusal = self.refusal()
+        if refusal:
+            raise RredcotError(refusal)
         return self.runnable
 
 

@@ -53,7 +53,8 @@ def analyze_dataset(
     agreement_with: tuple[str, ...] = (),
     progress: Any = None,
 ) -> list[DatasetRecord]:
-    """One record per trace; a trace the estimator cannot run on gets a record with its error message."""
+    """One record per trace; a trace the estimator cannot run on gets a record with its error message, and when
+    every trace failed the analysis fails with the first message (a job of nothing but errors is no result)."""
     records = []
     for done, trace in enumerate(traces, start=1):
         record = DatasetRecord(
@@ -78,6 +79,8 @@ def analyze_dataset(
         records.append(record)
         if progress:
             progress(done, len(traces))
+    if records and all(record.error is not None for record in records):
+        raise RredcotError(f"all {len(records)} traces failed; the first: {records[0].error}")
     return records
 
 

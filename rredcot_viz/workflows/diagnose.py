@@ -25,7 +25,7 @@ from rredcot_viz.diagnosis.step_verifier import calibrate_threshold
 from rredcot_viz.diagnosis.value_detectors import curve_estimator
 from rredcot_viz.diagnosis.verdicts import cached_verdict
 from rredcot_viz.engine import AnalysisConfig, AnalysisResult, Analyzer
-from rredcot_viz.errors import RredcotError
+from rredcot_viz.errors import MissingReferenceError, RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.backends import Sampler
@@ -96,9 +96,16 @@ def edit_and_rescore(
     new_text: str,
     config: ResetConfig,
 ) -> EditResult:
-    """Segment ``index`` (1-based) replaced by ``new_text`` (off-policy), both traces' R-hat (toward the reference
-    answer, else toward the trace's own answer) and on-policy continuations after the edit."""
-    estimator = estimators.get("answer_only" if trace.reference_answer else "own_answer")()
+    """Segment ``index`` (1-based) replaced by ``new_text`` (off-policy), both traces' R-hat toward the reference
+    answer and on-policy continuations after the edit. Without a reference answer it is refused before any model
+    work: the edit drops the trace's correct/wrong label, and only a reference says whether the edited trace ends
+    right (the trace's own answer would be a different target before and after the edit)."""
+    if trace.reference_answer is None:
+        raise MissingReferenceError(
+            "re-scoring an edit needs a reference answer: the edit drops the trace's correct/wrong label, so only a "
+            "reference can say whether the edited trace ends right"
+        )
+    estimator = estimators.get("answer_only")()
     return edit_segment(analyzer, trace, segmenter, index, new_text, estimator, config)
 
 

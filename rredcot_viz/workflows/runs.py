@@ -39,6 +39,7 @@ from rredcot_viz.store.traces import StoredTraces
 from rredcot_viz.traces.importers import ImportReport
 from rredcot_viz.traces.importers.rollouts import ROLLOUT_KEY
 from rredcot_viz.traces.trace import Trace
+from rredcot_viz.workflows.analyze import TraceCheck, check_traces
 from rredcot_viz.workflows.dataset import analyze_dataset, save_run
 from rredcot_viz.workflows.imports import run_label, store_traces
 
@@ -370,6 +371,15 @@ def prompt_groups(groups: list[RolloutGroup], prompt: int) -> list[RolloutGroup]
 
 
 # ---------------------------------------------------------------------------------------------- scoring
+def scoring_check(store: Any, run_id: str, estimator: ValueEstimator, step: int | None = None) -> TraceCheck:
+    """Which of an imported run's distinct traces (of one step when given) ``estimator`` can run on, from their
+    fields alone: what a scoring job checks before it starts."""
+    traces = run_traces(store, run_id, step)
+    if not traces:
+        raise ConfigError(f"run {run_id!r} has no stored traces{'' if step is None else f' at step {step}'}")
+    return check_traces(traces, estimator)
+
+
 def score_rollouts(
     analyzer: Analyzer,
     store: Any,
@@ -379,11 +389,10 @@ def score_rollouts(
     step: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> str:
-    """Analyse an imported run's distinct traces (of one step when given) and store the analysis as a dataset
-    run (its sigma is the run view's RREDCoT credit); returns the dataset run's id."""
-    traces = run_traces(store, run_id, step)
-    if not traces:
-        raise ConfigError(f"run {run_id!r} has no stored traces{'' if step is None else f' at step {step}'}")
+    """Analyse an imported run's distinct traces (of one step when given) that ``estimator`` can run on and store
+    the analysis as a dataset run (its sigma is the run view's RREDCoT credit); returns the dataset run's id.
+    Refused before any model work when the estimator can run on none of them (``scoring_check``)."""
+    traces = scoring_check(store, run_id, estimator, step).require()
     records = analyze_dataset(analyzer, traces, segmenter, estimator, progress=progress)
     label = f"{run_id}" + ("" if step is None else f" step {step}")
     return save_run(store, analyzer.lm.info(), segmenter, estimator, records, label)

@@ -151,8 +151,11 @@ def test_missing_references_are_named_and_other_estimators_still_run():
     result, _, _ = analyze("answer_only", trace=bare, answer_span="answer")
     np.testing.assert_allclose(result.values.components["R_hat"], R_TABLE, atol=1e-12)
     unknown = TRACE.with_changes(reference_answer=None, reference_solution=None)
-    with pytest.raises(MissingReferenceError, match="needs an outcome.*no estimator can run"):
+    with pytest.raises(MissingReferenceError, match=r"needs an outcome.*can run on it: own_answer\)"):  # its answer
         analyze("uniform", trace=unknown)
+    silent = unknown.with_changes(cot="aa\nbb\ncc\ndd")  # no outcome and no answer: nothing to credit toward
+    with pytest.raises(MissingReferenceError, match="needs an outcome.*no estimator can run"):
+        analyze("uniform", trace=silent)
 
 
 def test_a_trace_is_never_its_own_reference():

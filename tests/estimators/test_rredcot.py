@@ -4,6 +4,7 @@ the reference-free own_answer values."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from planted import FAILED, GIVEN, analyzer, own_rule
 from toy import ToyLanguageModel
 
@@ -79,3 +80,17 @@ def test_an_own_answer_read_as_the_last_number_is_noted():
     unstated = FAILED.with_changes(cot="\n\n".join(steps), steps=steps)
     own = analyzer(ToyLanguageModel(own_rule)).analyze(unstated, GIVEN, estimators.get("own_answer")(trigger="="))
     assert "the trace's own answer '8' is its last number: the response states no answer explicitly" in own.values.notes
+
+
+def test_own_answer_without_an_outcome_is_credit_toward_the_traces_own_answer():
+    """A pasted trace with neither a reference answer nor a correct/wrong label: the values are the support for
+    its own answer and the last state is 1 (it reached that answer), so sigma adds up to 1."""
+    unlabelled = FAILED.with_changes(correct=None, first_error=None)
+    assert unlabelled.outcome is None and estimators.get("own_answer")().missing(unlabelled) == []
+    an = analyzer(ToyLanguageModel(own_rule))
+    own = an.analyze(unlabelled, GIVEN, estimators.get("own_answer")(trigger="="))
+    support = own.values.components["R_hat"]
+    np.testing.assert_allclose(own.values.values[:-1], support[:-1], atol=1e-12)
+    assert own.values.values[-1] == 1.0 and own.outcome == 1.0 and support[3] > support[2]
+    assert float(own.sigma.sum()) == pytest.approx(1.0)  # exact_sum: all credit toward reaching its answer
+    assert own.values.notes[0].startswith("No correct/wrong label and no reference answer: the last state counts")

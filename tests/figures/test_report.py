@@ -4,13 +4,16 @@ with hover values, the curves, the table, settings and model; hostile trace text
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 
+import plotly.graph_objects as go
 import pytest
 from hostile import HOSTILE
 
 from rredcot_viz.engine import Analyzer
 from rredcot_viz.estimators import estimators
+from rredcot_viz.figures.colors import APP_COLOURS
 from rredcot_viz.figures.report import analysis_report, comparison_report, diagnosis_report, report_page
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.workflows.compare import compare
@@ -78,3 +81,43 @@ def test_comparison_and_diagnosis_reports(tiny, analysis):
 def test_a_page_without_figures_carries_no_bundle():
     html = report_page("Plain", [("Section", "<p>text</p>")], {"model": "m<1>"}, CREATED)
     assert "<script>" not in html and "model: m&lt;1&gt;" in html
+
+
+@pytest.fixture
+def app_process():
+    """Figures built as in the app: importing Streamlit makes its template, whose colours are placeholders that
+    only its page replaces, the default of every new figure."""
+    import plotly.io as pio
+    import streamlit  # noqa: F401
+
+    before = pio.templates.default
+    pio.templates.default = "streamlit"
+    yield
+    pio.templates.default = before
+
+
+def test_a_report_built_in_the_app_keeps_the_apps_colours(app_process, analysis, tiny):
+    """Every chart of a report downloaded from the app was black: its colour list was #000001, #000002, ..."""
+    assert go.Figure().layout.template.layout.colorway[:2] == ("#000001", "#000002")  # what the app builds
+    html = analysis_report(analysis, tiny.info(), SETTINGS, created=CREATED)
+    figures = html.split("</script>", 1)[1]  # past the Plotly bundle: the figures' data
+    assert not re.search(r"#0000[0-4]\d", figures)
+    colorways = [json.loads(f"[{c}]") for c in re.findall(r'"colorway":\[([^\]]*)\]', figures)]
+    assert len(colorways) == 2 and all(c == list(APP_COLOURS) for c in colorways)
+    assert len(set(APP_COLOURS)) == 10 and APP_COLOURS[0] == "#0068c9"  # Streamlit's light theme, first blue
+
+
+def test_a_comparison_report_titles_its_heatmap_by_the_scale_it_uses(tiny):
+    comparison = compare(Analyzer(tiny), HOSTILE, segmenters.get("line")(), ["rredcot", "answer_only"])
+    absolute = comparison_report(comparison, tiny.info(), SETTINGS, created=CREATED)
+    assert "rows scaled" not in absolute  # the title said so while the colours were absolute
+    assert shown("Methods × segments (absolute scale: full colour at |value| ≥ 1)", absolute)
+    assert 'data-scale="absolute"' in absolute  # the trace's heatmap on the same scale
+    relative = comparison_report(comparison, tiny.info(), SETTINGS, created=CREATED, relative=True)
+    assert shown("Methods × segments, each row relative to its largest |value|", relative)
+    assert 'data-scale="relative"' in relative and "(max |v| " in relative
+
+
+def shown(title: str, html: str) -> bool:
+    """Whether a figure of ``html`` carries ``title`` (Plotly's JSON writes non-ASCII as \\u escapes)."""
+    return f'"title":{{"text":{json.dumps(title)}}}' in html

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from conftest import figure_titled, run_page
 from hostile import HOSTILE
+from rl_logs import trl_run
 
+from rredcot_viz.traces.importers import import_file
 from rredcot_viz.ui import resources
+from rredcot_viz.workflows.runs import store_import
 
 pytestmark = pytest.mark.integration
 
@@ -263,3 +267,86 @@ def test_relative_colours_say_so_and_print_the_largest_value():
     body = app.get("html")[0].proto.body
     largest = float(re.search(r"full colour = max \|σ\| = ([\d.e-]+)", body).group(1))
     assert 'data-scale="relative"' in body and 0 < largest <= 1
+
+
+TOM = "Tom has 3 boxes of 4 apples and eats 1. How many apples are left?"
+TOM_REASONING = "3 boxes of 4 apples make 3 * 4 = 12.\nHe eats 1, so 12 - 1 = 11.\nThe answer is 11."
+
+
+def fallback_line(app) -> str:
+    (line,) = [i.value for i in app.info if i.value.startswith("Using ")]
+    return line
+
+
+def no_exception_names(app) -> None:
+    shown = " ".join(e.value for e in [*app.error, *app.warning, *app.info, *app.exception])
+    assert not app.exception and not re.search(r"\b[A-Z]\w*Error\b", shown), shown
+
+
+def test_a_pasted_trace_without_a_reference_or_a_label_gets_credit_toward_its_own_answer():
+    """It used to stop at "The analysis failed: AttributeError: 'NoneType' object has no attribute 'strip'"."""
+    app = run_page()
+    app.sidebar.radio(key="trace_source").set_value("Paste").run()
+    app.main.text_area(key="paste_question").input(TOM)
+    app.main.text_area(key="paste_cot").input(TOM_REASONING)
+    settle(app.main.button[0].click().run())
+    no_exception_names(app)
+    line = fallback_line(app)
+    assert line.startswith("Using own_answer instead of rredcot, which needs an outcome (a correct/wrong label")
+    assert line.endswith("so the heatmap is credit toward its own final answer: the probability of that answer "
+                         "after each segment (1 − that on a trace labelled wrong).")  # fmt: skip
+    offer = next(c.value for c in app.caption if c.value.startswith("Other choices need more"))
+    assert "answer_only needs an outcome (a correct/wrong label, or a reference answer" in offer
+    assert app.selectbox(key="inspect_estimator").options[:2] == [
+        "rredcot · needs outcome, reference answer, reference solution",
+        "answer_only · needs outcome, reference answer",
+    ]
+    assert segment_count(app) == 2
+    metrics = {m.label: m.value for m in app.metric}
+    assert (metrics["Trace answer"], metrics["Outcome R"], metrics["R (its own answer, reached)"]) == (
+        "11",
+        "unknown",
+        "1",
+    )
+    assert float(metrics["Σσ"]) == pytest.approx(1.0, abs=1e-4)  # exact_sum: credit toward reaching its answer
+    assert any(i.value.startswith("No correct/wrong label and no reference answer") for i in app.info)
+
+
+def test_a_pasted_label_is_the_outcome():
+    app = run_page()
+    app.sidebar.radio(key="trace_source").set_value("Paste").run()
+    app.main.text_area(key="paste_question").input(TOM)
+    app.main.text_area(key="paste_cot").input(TOM_REASONING.replace("11", "13"))
+    app.main.radio(key="paste_outcome").set_value(False)
+    settle(app.main.button[0].click().run())
+    no_exception_names(app)
+    assert fallback_line(app).startswith("Using own_answer instead of rredcot")
+    metrics = [(m.label, m.value) for m in app.metric]  # the trace's outcome, then the analysis's R
+    assert ("Outcome R", "0 (wrong)") in metrics and ("Outcome R", "0") in metrics
+    assert float(dict(metrics)["Σσ"]) == pytest.approx(0.0, abs=1e-4)
+
+
+def test_an_upload_with_is_correct_and_no_reference_and_the_forms_reference_answer():
+    record = {"question": TOM, "reasoning": TOM_REASONING, "is_correct": True}
+    app = upload(run_page(), "labelled.jsonl", (json.dumps(record) + "\n").encode())
+    no_exception_names(app)
+    assert fallback_line(app).startswith("Using own_answer instead of rredcot")
+    metrics = [(m.label, m.value) for m in app.metric]
+    assert ("Reference answer", "None") in metrics and ("Outcome R", "1 (correct)") in metrics
+    assert segment_count(app) == 2
+    settle(app.main.text_input(key="upload_reference").input("11").run())  # the form's answer for records lacking one
+    no_exception_names(app)
+    assert {m.label: m.value for m in app.metric}["Reference answer"] == "11"
+    assert fallback_line(app).startswith("Using answer_only instead of rredcot, which needs a reference solution")
+
+
+def test_a_stored_rl_run_without_references_is_analysed(tmp_path):
+    folder = trl_run(tmp_path / "grpo-inspect", solution=False)
+    stored, _ = store_import(resources.store(), import_file(folder))
+    app = run_page()
+    app.sidebar.radio(key="trace_source").set_value("Stored").run()
+    settle(app.sidebar.selectbox(key="collection").select(stored.collection).run())
+    no_exception_names(app)
+    assert fallback_line(app).startswith("Using own_answer instead of rredcot")
+    outcome = next(m.value for m in app.metric if m.label == "Outcome R")  # the run's reward
+    assert segment_count(app) >= 2 and outcome in ("1 (correct)", "0 (wrong)")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rredcot_viz.engine import AnalysisConfig, Analyzer
-from rredcot_viz.errors import RredcotError
+from rredcot_viz.errors import MissingReferenceError, RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.jobs import JobManager
 from rredcot_viz.segmenters import segmenters
@@ -98,6 +98,29 @@ def test_check_traces_names_the_skipped_and_what_could_run_them():
         check_traces([bare], estimators.get("rredcot")()).require()
     with pytest.raises(RredcotError, match="--strict"):
         check_traces([TRACE, bare], estimators.get("rredcot")(), strict=True)
+
+
+def test_work_on_a_trace_without_a_reference_says_what_it_lacks_before_any_scoring(tiny):
+    """A pasted trace with no reference answer used to reach the estimator's series and end in "AttributeError:
+    'NoneType' object has no attribute 'strip'"; the work is refused with what the trace lacks."""
+    pasted = Trace("Tom has 3 boxes of 4 apples and eats 1. How many?", "3 * 4 = 12.\n12 - 1 = 11.\nThe answer is 11.")
+    analyzer, line, rredcot = fresh(tiny), segmenters.get("line")(), estimators.get("rredcot")()
+    for ask in (lambda: analyzer.pending(pasted, line, rredcot), lambda: AnalysisWork(analyzer, pasted, line, rredcot)):
+        with pytest.raises(MissingReferenceError, match=r"estimator 'rredcot' needs .*a reference answer .*own_answer"):
+            ask()
+    own = AnalysisWork(analyzer, pasted, line, estimators.get("own_answer")())  # what the app falls back to
+    result = own.result()
+    assert result.values.estimator == "own_answer" and result.outcome == 1.0 and result.k == 2
+
+
+def test_a_check_that_runs_on_nothing_says_what_the_traces_lack():
+    bare = Trace("q", "I think it is \\boxed{4}.", correct=False)
+    check = check_traces([bare, bare.with_changes(cot="It is \\boxed{5}.")], estimators.get("rredcot")())
+    assert check.refusal() == (
+        "estimator 'rredcot' cannot run on any of the 2 traces: 2 lack a reference answer; 2 lack a reference "
+        "solution (the reference path for v-hat); own_answer, uniform can run on them"
+    )
+    assert check_traces([TRACE], estimators.get("rredcot")()).refusal() is None
 
 
 def test_results_are_written_as_json_lines_or_one_csv_row_per_segment(tiny, tmp_path):

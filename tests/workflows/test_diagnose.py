@@ -178,11 +178,11 @@ def test_a_trace_is_diagnosed_by_the_detectors_it_can_feed_beside_its_richest_va
     assert bare.curve is None and bare.curve_note.startswith("No value curve: this trace has no outcome label")
 
 
-def test_an_edit_is_rescored_toward_the_reference_answer_else_the_trace_s_own(tiny):
+def test_an_edit_is_rescored_toward_the_reference_answer_and_refused_without_one(tiny):
     config = ResetConfig(suffixes=1, max_new_tokens=4)
     edited = edit_and_rescore(Analyzer(tiny), WRONG, segmenters.get("line")(), 2, "So it is 5.\n", config)
     assert edited.original.values.estimator == edited.edited.values.estimator == "answer_only"
     assert "So it is 5." in edited.edited_trace.cot and len(edited.continuations) == 1
     own = Trace("What is 2 + 3?", "2 + 3 = 5.\nSo it is 6.\nThe answer is \\boxed{6}.", correct=False)
-    with pytest.raises(RredcotError, match="estimator 'own_answer' needs an outcome"):  # the edit drops the label
+    with pytest.raises(RredcotError, match="re-scoring an edit needs a reference answer: the edit drops the trace"):
         edit_and_rescore(Analyzer(tiny), own, segmenters.get("line")(), 2, "So it is 5.\n", config)

@@ -11,7 +11,7 @@ import pytest
 from rl_logs import trl_run, verl_run
 
 from rredcot_viz.engine import Analyzer
-from rredcot_viz.errors import ConfigError
+from rredcot_viz.errors import ConfigError, RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.store import Store
@@ -151,6 +151,28 @@ def test_scoring_a_steps_rollouts_gives_the_credit(store, tmp_path, tiny):
     assert all(sum(r.sigma) == pytest.approx(r.outcome, abs=1e-6) for r in step_one)  # exact_sum
     assert all(r.text[r.segment_chars[0][0] : r.segment_chars[-1][1]].strip() for r in step_one)
     assert np.isfinite([g.disagreement for g in groups if g.step == 1]).all()
+
+
+def test_scoring_with_an_estimator_that_cannot_run_is_refused_before_any_model_work(store, tmp_path):
+    """It used to "succeed": a job "done · 12/12" whose every row held an error, and a credit selector."""
+    _, run = imported(store, trl_run(tmp_path / "grpo-out"))  # a reference answer, no reference solution
+    check = runs.scoring_check(store, run.run_id, estimators.get("rredcot")())
+    assert check.runnable == [] and len(check.skipped) == 4
+    with pytest.raises(RredcotError, match=r"^estimator 'rredcot' cannot run on any of the 4 traces: 4 lack a "
+                       r"reference solution .*; answer_only, own_answer, mc, uniform can run on them$"):  # fmt: skip
+        runs.score_rollouts(None, store, run.run_id, segmenters.get("line")(), estimators.get("rredcot")())
+    assert runs.credit_analyses(store, run.run_id).empty and store.dataset_runs().empty  # nothing was stored
+    assert len(runs.scoring_check(store, run.run_id, estimators.get("answer_only")(), 1).runnable) == 4
+
+
+def test_an_analysis_whose_every_record_failed_is_no_credit(store, tmp_path):
+    _, run = imported(store, trl_run(tmp_path / "grpo-out"))
+    traces = runs.run_traces(store, run.run_id)
+    failed = [DatasetRecord(t.content_hash, None, t.source, t.outcome, error="boom") for t in traces]
+    save_run(store, {"name": "toy"}, segmenters.get("line")(), estimators.get("answer_only")(), failed, "all failed")
+    assert runs.credit_analyses(store, run.run_id).empty  # no "RREDCoT credit from" choice for it
+    credited = credit_analysis(store, run.run_id, {1.0: [0.2, 0.8], 0.0: [-0.3, 0.3]})
+    assert runs.credit_analyses(store, run.run_id)[["run_id", "covered"]].values.tolist() == [[credited, 4]]
 
 
 def test_run_labels():
