@@ -96,7 +96,9 @@ def trace_selection(store: Store) -> tuple[str, list[Trace]]:
     sources = sorted({t.source for t in traces})
     chosen = st.multiselect("Sources", sources, default=sources, key=f"dataset_sources_{collection}")
     traces = [t for t in traces if t.source in chosen]
-    count = st.slider("Traces to analyse", 1, max(len(traces), 1), min(len(traces), 12), key="dataset_count")
+    if len(traces) <= 1:  # a slider from 1 to 1 is an error in Streamlit: one trace (or none) is all there is
+        return collection, traces
+    count = st.slider("Traces to analyse", 1, len(traces), min(len(traces), 12), key="dataset_count")
     return collection, traces[:count]
 
 
