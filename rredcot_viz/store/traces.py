@@ -98,23 +98,28 @@ class TraceStore(StoreBase):
         rows = _rows([(h, t) for h, t in chunk if h not in known], collection, now)
         with self.writing() as cur:
             cur.execute("BEGIN")
-            cur.register("members", members)
-            cur.register("new_rows", rows)
-            stored = cur.execute(
-                "INSERT INTO traces SELECT r.* EXCLUDE (pos) FROM new_rows r ANTI JOIN traces USING (trace_hash) "
-                "ORDER BY r.pos"
-            ).fetchone()[0]  # a trace another thread stored meanwhile is not stored twice
-            added = cur.execute(
-                "INSERT INTO memberships SELECT m.trace_hash, ?, m.trace_id, ? FROM members m "
-                "ANTI JOIN (SELECT trace_hash FROM memberships WHERE collection = ?) USING (trace_hash) ORDER BY m.pos",
-                [collection, now, collection],
-            ).fetchone()[0]
-            cur.execute(
-                "UPDATE memberships SET trace_id = m.trace_id FROM members m WHERE memberships.trace_hash = "
-                "m.trace_hash AND memberships.collection = ? AND memberships.trace_id IS NULL "
-                "AND m.trace_id IS NOT NULL",
-                [collection],
-            )
+            try:
+                cur.register("members", members)
+                cur.register("new_rows", rows)
+                stored = cur.execute(
+                    "INSERT INTO traces SELECT r.* EXCLUDE (pos) FROM new_rows r ANTI JOIN traces USING (trace_hash) "
+                    "ORDER BY r.pos"
+                ).fetchone()[0]  # a trace another thread stored meanwhile is not stored twice
+                added = cur.execute(
+                    "INSERT INTO memberships SELECT m.trace_hash, ?, m.trace_id, ? FROM members m "
+                    "ANTI JOIN (SELECT trace_hash FROM memberships WHERE collection = ?) USING (trace_hash) "
+                    "ORDER BY m.pos",
+                    [collection, now, collection],
+                ).fetchone()[0]
+                cur.execute(
+                    "UPDATE memberships SET trace_id = m.trace_id FROM members m WHERE memberships.trace_hash = "
+                    "m.trace_hash AND memberships.collection = ? AND memberships.trace_id IS NULL "
+                    "AND m.trace_id IS NOT NULL",
+                    [collection],
+                )
+            except BaseException:
+                cur.execute("ROLLBACK")  # a chunk is stored whole or not at all
+                raise
             cur.execute("COMMIT")
         return stored, added
 
