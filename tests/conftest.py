@@ -86,3 +86,25 @@ def pytest_terminal_summary(terminalreporter):
     for path, seconds in slowest:
         terminalreporter.write_line(f"{seconds:8.1f} s  {path}")
     terminalreporter.write_line(f"{sum(FILE_SECONDS.values()):8.1f} s  in all ({len(FILE_SECONDS)} files)")
+
+
+# ---------------------------------------------------------------------------------- a clean exit
+EXIT_STATUS: list[int] = [0]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    EXIT_STATUS[0] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Leave with pytest's own status once the report is written, without the interpreter's teardown: after a
+    suite that ran torch, DuckDB and browser threads, C++ static destructors sometimes abort there ("terminate
+    called without an active exception", rc 134) although every test passed (a known PyTorch teardown class).
+    The store's files are closed first, as at a normal exit."""
+    from rredcot_viz.store.base import close_open_stores
+
+    close_open_stores()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_STATUS[0])

@@ -125,7 +125,7 @@ COMMAND_CHARS = 300
 
 
 @atexit.register
-def _close_open_stores() -> None:
+def close_open_stores() -> None:
     """Close every idle connection before the interpreter tears threads down (registered before any job manager,
     so it runs after their shutdown)."""
     for store in list(_OPEN_STORES):
