@@ -147,10 +147,14 @@ def as_text(value: str) -> str:
 def publish_view(prefix: str) -> None:
     """Write this page's widget state into the URL (only what is set, so the link stays short)."""
     state = st.session_state
+
+    def shown(key: str) -> object:  # a sidebar widget not drawn yet in this run shows what it kept
+        return state[key] if key in state else state.get(f"kept_{key}")
+
     values: dict[str, str] = {}
-    source = state.get("trace_source", "Samples")
+    source = shown("trace_source") or "Samples"
     for name in PAGE_PARAMS[prefix]:
-        value = state.get(_key(prefix, name))
+        value = shown(_key(prefix, name))
         if name == "trace":
             value = state.get(f"trace_{source}") or value
             value = value[:HASH_CHARS] if isinstance(value, str) else None

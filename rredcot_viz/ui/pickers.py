@@ -15,6 +15,7 @@ from rredcot_viz.segmenters import SegmenterInput
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.settings_form import settings_form
+from rredcot_viz.ui.state import keep, kept, kept_index
 from rredcot_viz.ui.upload import import_uploaded, outcome_choice, upload_widget
 
 CUSTOM = "custom"
@@ -26,7 +27,7 @@ def model_picker() -> ModelConfig:
     key = st.sidebar.selectbox(
         "Model",
         keys,
-        index=keys.index(st.session_state.get("model", DEFAULT_MODEL)),
+        index=kept_index("model", keys, keys.index(DEFAULT_MODEL)),
         format_func=lambda k: (
             "Other: HF id, model directory or GGUF file"
             if k == CUSTOM
@@ -34,11 +35,16 @@ def model_picker() -> ModelConfig:
         ),
         key="model",
     )
+    keep("model", key)
     source = key
     if key == CUSTOM:
         source = st.sidebar.text_input(
-            "Model id or path", key="custom_model", placeholder="owner/name or /path/model.gguf"
+            "Model id or path",
+            value=kept("custom_model", "") if "custom_model" not in st.session_state else "",
+            key="custom_model",
+            placeholder="owner/name or /path/model.gguf",
         )
+        keep("custom_model", source)
         if not source:
             st.sidebar.info(
                 "Enter a Hugging Face id (loaded offline from the local cache), a directory or a .gguf file."
@@ -67,6 +73,7 @@ def quantization_picker(entry: CatalogueModel | None) -> tuple[Quantization, Qua
     choice = st.sidebar.selectbox(
         "Quantization",
         list(PRECISIONS),
+        index=kept_index("quantization", list(PRECISIONS)),
         key="quantization",
         format_func=option,
         help="8-bit and 4-bit weights with bitsandbytes, on this CPU or a GPU. The memory is the weights', "
@@ -74,7 +81,7 @@ def quantization_picker(entry: CatalogueModel | None) -> tuple[Quantization, Qua
         "embeddings and norms stay float32), not measured; the process needs more. Quantised scores are cached "
         "apart from full precision's; what they cost in fidelity: docs/BENCHES.md (bench/quantization.py).",
     )
-    quantization, _, quant_type = choice.partition("-")
+    quantization, _, quant_type = keep("quantization", choice).partition("-")
     return quantization, quant_type or ModelConfig.quant_type
 
 
@@ -83,12 +90,14 @@ def sampler_picker() -> SamplerSpec:
     name = st.sidebar.selectbox(
         "Rollouts from",
         samplers.names(),
+        index=kept_index("sampler", samplers.names()),
         key="sampler",
         format_func=lambda n: "this model (local)" if n == "local" else f"an inference server ({n})",
         help="An OpenAI-compatible server (vLLM: `scripts/dev engine`) serving the same weights; it is checked "
         "against the loaded model first (vLLM on a CPU drew Monte Carlo rollouts about twice as fast as this "
         "model here, bench/sampling.py; a GPU server far faster). Training always samples its own policy.",
     )
+    keep("sampler", name)
     config_type = samplers.get(name).Config
     with st.sidebar:
         values = settings_form(config_type, f"sampler_{name}", columns=1, more="Server settings")
@@ -139,9 +148,9 @@ def trace_picker(only_failed: bool = False) -> Trace | None:
     upload, with what they report, in the main pane). None when there is nothing to show (with the reason)."""
     store = resources.store()
     samples = resources.samples()
-    source = st.sidebar.radio(
-        "Trace source", ["Samples", "Stored", "Paste", "Upload"], horizontal=True, key="trace_source"
-    )
+    sources = ["Samples", "Stored", "Paste", "Upload"]
+    index = kept_index("trace_source", sources)
+    source = keep("trace_source", st.sidebar.radio("Trace source", sources, index, horizontal=True, key="trace_source"))
     if source == "Paste":
         _paste_form()
     elif source == "Upload" and not _upload_form():
@@ -153,8 +162,13 @@ def trace_picker(only_failed: bool = False) -> Trace | None:
         collections = store.collections()
         if source == "Stored" and collections:
             collection = st.sidebar.selectbox(
-                "Collection", list(collections), key="collection", format_func=lambda c: f"{c} ({collections[c]})"
+                "Collection",
+                list(collections),
+                kept_index("collection", list(collections)),
+                key="collection",
+                format_func=lambda c: f"{c} ({collections[c]})",
             )
+            keep("collection", collection)
         pool = (
             store.traces(collection, limit=2000)
             if source == "Stored"

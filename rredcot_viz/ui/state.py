@@ -22,3 +22,14 @@ def keep(key: str, value: Any) -> Any:
     """Remember widget ``key``'s value for the next visit; returns it."""
     st.session_state[f"kept_{key}"] = value
     return value
+
+
+
+def kept_index(key: str, options: list[Any], default: int = 0) -> int:
+    """The ``index`` for sidebar widget ``key``: the option it showed on the last page that drew it (kept), so a
+    visit to another page does not reset it. 0 when its state is already set (a link sets it before the widget
+    is drawn, and Streamlit refuses a default beside a value set through the state)."""
+    if key in st.session_state:
+        return 0
+    remembered = st.session_state.get(f"kept_{key}")
+    return options.index(remembered) if remembered in options else default

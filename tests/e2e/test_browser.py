@@ -23,6 +23,7 @@ from planted import STEP_RECORDS
 
 from rredcot_viz.paths import PROJECT_ROOT
 from rredcot_viz.store import Store
+from rredcot_viz.traces.trace import Trace
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 CHROMIUM = "/usr/bin/chromium"
@@ -37,6 +38,14 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+WALK = [
+    Trace(question="Anna has 3 apples and buys 4 more. How many apples?", cot="3 + 4 = 7.\nThe answer is 7.",
+          reference_answer="7", trace_id="apples"),
+    Trace(question="Ben has 5 pears and eats 2. How many pears are left?", cot="5 - 2 = 3.\nThe answer is 3.",
+          reference_answer="3", trace_id="pears"),
+]  # fmt: skip
 
 
 def free_port() -> int:
@@ -55,6 +64,7 @@ def server(tmp_path_factory):
     (folder / "processbench" / "tiny_split.json").write_text(json.dumps(STEP_RECORDS))
     store = Store(store_path)
     store.put_traces([HOSTILE], "user")
+    store.put_traces(WALK, "walk")
     store.close()
     port = free_port()
     env = {**os.environ, "RREDCOT_STORE": str(store_path), "HF_HUB_OFFLINE": "1", "RREDCOT_SHARED_DATA": str(folder)}
@@ -381,4 +391,44 @@ def test_a_reloaded_train_page_keeps_its_stop_button_and_progress(server, browse
     wait_text(page, r"Stopped; resume it from its last checkpoint below\.", timeout=300)
     wait_text(page, r"Resume a stopped run from its last checkpoint", timeout=60)  # a stopped run keeps its state
     assert line.group(2) in page.content()
+    page.close()
+
+
+def sidebar_choices(page) -> dict[str, str]:
+    """What the sidebar shows: each select box's value and the chosen trace source."""
+    return page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('[data-testid=stSidebar] input')]
+            .filter(e => e.getAttribute('role') === 'combobox' || (e.type === 'radio' && e.checked))
+            .map(e => e.type === 'radio' ? ['source', e.closest('label').innerText.trim()]
+                                         : [e.getAttribute('aria-label'), e.value]))"""
+    )
+
+
+def test_a_stored_trace_stays_chosen_across_pages(server, browser):
+    """Inspect -> Stored -> a collection -> its second trace, then Compare and back: the sidebar, the question
+    shown and the URL all name that trace (the sidebar went back to a sample while the URL still named it)."""
+    pears = WALK[1]
+    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Stored", exact=True).click()
+    wait_quiet(page)
+    choose(page, "Collection", "walk (2)")
+    wait_quiet(page)
+    choose(page, "Trace", "pears · correct")
+    wait_text(page, "How many pears are left")
+    wait_quiet(page)
+    for title in ("Compare", "Inspect", "Compare"):
+        page.get_by_role("link", name=title).click()
+        wait_text(page, f"(?m)^{title}$")
+        wait_quiet(page)
+        time.sleep(2)  # a second run (the one that reset the sidebar) would have started by now
+        wait_quiet(page)
+        shown = sidebar_choices(page)
+        assert shown["source"] == "Stored" and shown["Collection"] == "walk (2)", (title, shown)
+        assert shown["Trace"] == "pears · correct", (title, shown)
+        assert "How many pears are left" in body_text(page) and "How many apples" not in body_text(page)
+        query = dict(p.split("=", 1) for p in page.url.partition("?")[2].split("&") if "=" in p)
+        assert pears.content_hash.startswith(query["trace"]), (title, page.url)
+        assert query["source"] == "stored" and query["collection"] == "walk", (title, page.url)
     page.close()
