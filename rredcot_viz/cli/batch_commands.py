@@ -37,8 +37,10 @@ def _run(args: argparse.Namespace) -> int:
     import torch
     from accelerate import PartialState
 
+    from rredcot_viz.errors import RredcotError
     from rredcot_viz.store import Store
     from rredcot_viz.workflows import batch
+    from rredcot_viz.workflows.analyze import check_traces
 
     check_output_folder(args.out)
     store = None if args.no_store else Store()  # now, not after the work: a store that cannot be opened stops here
@@ -47,7 +49,71 @@ def _run(args: argparse.Namespace) -> int:
         args.device = str(state.device)  # one replica per GPU
     traces = select_traces(args)
     segmenter, estimator = build_methods(args)
+    check = check_traces(traces, estimator)  # before the model loads: a run no trace can feed never starts
+    for line in check.lines():
+        print(line)
+    check.require()
     analyzer = analyzer_from_args(args, analysis_config(args))
+    label = args.label or Path(args.file).name
+    run_id = None
+    if store is not None and state.is_main_process:
+        run_id = start_run(store, analyzer.lm.info(), segmenter, estimator, traces, label)
+        if run_id is None:
+            return 0
+    try:
+        merged = _analyze(args, state, analyzer, traces, segmenter, estimator)
+    except BaseException as error:  # Ctrl-C and SIGTERM included: the run says how it ended; part files stay
+        if run_id is not None:
+            status = "stopped" if isinstance(error, KeyboardInterrupt) else "failed"
+            store.finish_run(run_id, status, {"label": label, "error": str(error)[:300]}, {})
+            again = "" if isinstance(error, RredcotError) else f"; the same command resumes from {args.out}'s parts"
+            print(f"dataset run {run_id} {status}{again}", flush=True)
+        raise
+    if merged is None:
+        return 0
+    failed = merged["error"].notna()
+    if len(merged) and failed.all():
+        reason = str(merged["error"][failed].iloc[0])
+        if run_id is not None:
+            store.finish_run(run_id, "failed", {"label": label, "error": reason[:300]}, {})
+        print(f"none of the {len(merged)} traces could be analysed (nothing stored); the first said: {reason}")
+        return 2
+    if failed.any():
+        print(f"{int(failed.sum())} of {len(merged)} traces could not be analysed (their rows hold why)")
+    if store is not None:
+        batch.import_merged(store, merged, analyzer.lm.info(), segmenter, estimator, label, run_id)
+        print(f"stored as dataset run {run_id} (open it on the Dataset page)")
+    return 0
+
+
+def start_run(store, model_info: dict, segmenter, estimator, traces: list, label: str) -> str | None:
+    """Record the run as started under the id its analysis names, or say why not: None when this analysis is
+    already stored (a rerun reuses it); a ``ConfigError`` when another live process is computing it now."""
+    from rredcot_viz.errors import ConfigError
+    from rredcot_viz.workflows.dataset import dataset_run_id, settings_of
+
+    settings = settings_of(segmenter, estimator, label)
+    run_id = dataset_run_id(model_info, settings, [t.content_hash for t in traces])
+    existing = store.run(run_id)  # a run left running by a dead process is closed as interrupted first
+    if existing is not None and existing["status"] == "done":
+        print(
+            f"this analysis is already stored as dataset run {run_id} ({len(traces)} traces, same model, settings "
+            f"and label): nothing to do. Open it on the Dataset page; --label NAME stores it again under another name"
+        )
+        return None
+    if existing is not None and existing["status"] == "running":
+        raise ConfigError(
+            f"another process is computing this same analysis now (dataset run {run_id}); wait for it to finish "
+            "(its result is stored as that run) or stop it, then run this again"
+        )
+    store.put_run(run_id, "dataset", model_info, settings, None)
+    return run_id
+
+
+def _analyze(args: argparse.Namespace, state, analyzer, traces: list, segmenter, estimator):
+    """This process's shard, then (on the main process) the merged result of all shards; None elsewhere."""
+    from rredcot_viz.workflows import batch
+
     out = Path(args.out)
     mine = batch.shard(traces, state.process_index, state.num_processes)
     bars = ProgressBars()
@@ -71,16 +137,11 @@ def _run(args: argparse.Namespace) -> int:
     )
     state.wait_for_everyone()
     if not state.is_main_process:
-        return 0
+        return None
     merged = batch.merge_parts(out, traces)
     print(format_table(batch.throughputs(out), "{:.3f}"))
     print(f"merged {len(merged)} traces into {out / batch.MERGED}")
-    if store is not None:
-        run_id = batch.import_merged(
-            store, merged, analyzer.lm.info(), segmenter, estimator, args.label or Path(args.file).name
-        )
-        print(f"stored as dataset run {run_id} (open it on the Dataset page)")
-    return 0
+    return merged
 
 
 commands.register("analyze-dataset")(

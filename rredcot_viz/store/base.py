@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Each migration brings the schema from version i to i + 1; append, never edit a released one.
 MIGRATIONS: list[list[str]] = [
@@ -86,6 +86,8 @@ MIGRATIONS: list[list[str]] = [
         """INSERT INTO memberships SELECT trace_hash, collection, trace_id, created_at FROM traces
             WHERE collection IS NOT NULL""",
     ],
+    # The process that runs a run, so a run whose process died (kill -9, a power cut) is closed as interrupted.
+    ["ALTER TABLE runs ADD COLUMN pid INTEGER"],
 ]
 
 

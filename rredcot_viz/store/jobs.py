@@ -59,7 +59,7 @@ class JobStore(StoreBase):
             pids = [row[0] for row in cur.execute(
                 f"SELECT DISTINCT pid FROM jobs WHERE status IN {LIVE} AND pid <> ?", [alive_pid]
             ).fetchall()]  # fmt: skip
-            gone = [pid for pid in pids if not _alive(pid)]
+            gone = [pid for pid in pids if not process_alive(pid)]
             if not gone:
                 return 0
             marks = ", ".join("?" for _ in gone)
@@ -85,7 +85,7 @@ class JobStore(StoreBase):
         ]
 
 
-def _alive(pid: int | None) -> bool:
+def process_alive(pid: int | None) -> bool:
     """Whether a process with this id runs on this machine (a job's process that is gone never ends its job)."""
     if pid is None or pid <= 0:
         return False

@@ -6,10 +6,12 @@ A run's results are keyed ``{run_id}:{item}`` in ``results``, so a run is read b
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
 from rredcot_viz.store.base import StoreBase
+from rredcot_viz.store.jobs import process_alive
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,10 +46,12 @@ class RunStore(StoreBase):
         seed: int | None,
         status: str = "running",
     ) -> None:
-        """Record a run as it starts, so that a crashed run still shows (as ``running``) with its settings."""
+        """Record a run as it starts, so that a crashed run still shows with its settings (as ``running`` while its
+        process lives, then as ``interrupted``: ``interrupt_runs``)."""
         with self.cursor() as cur:
             cur.execute(
-                "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, NULL)",
+                f"INSERT OR REPLACE INTO runs ({', '.join(RUN_COLUMNS)}, pid) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, NULL, ?)",
                 [
                     run_id,
                     kind,
@@ -59,6 +63,7 @@ class RunStore(StoreBase):
                     seed,
                     status,
                     time.time(),
+                    os.getpid(),
                 ],
             )
 
@@ -69,8 +74,28 @@ class RunStore(StoreBase):
                 [status, json.dumps(summary, default=str), json.dumps(cost), time.time(), run_id],
             )
 
+    def interrupt_runs(self) -> int:
+        """Close the runs left ``running`` by a process that is gone (killed, crashed: it could not close them) as
+        ``interrupted``; returns how many. A run of a live process (another command, the app) is left alone."""
+        with self.writing() as cur:
+            pids = [p for (p,) in cur.execute("SELECT DISTINCT pid FROM runs WHERE status = 'running'").fetchall()]
+            gone = [pid for pid in pids if pid is not None and pid != os.getpid() and not process_alive(pid)]
+            if not gone:
+                return 0
+            marks = ", ".join("?" for _ in gone)
+            stale = cur.execute(
+                f"SELECT count(*) FROM runs WHERE status = 'running' AND pid IN ({marks})", gone
+            ).fetchone()[0]
+            cur.execute(
+                "UPDATE runs SET status = 'interrupted', finished_at = coalesce(finished_at, ?) "
+                f"WHERE status = 'running' AND pid IN ({marks})",
+                [time.time(), *gone],
+            )
+        return int(stale)
+
     def run(self, run_id: str) -> dict[str, Any] | None:
         """One run's row, its settings, summary and cost parsed (None where not written yet)."""
+        self.interrupt_runs()
         with self.cursor() as cur:
             row = cur.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE run_id = ?", [run_id]).fetchone()
         if row is None:
@@ -92,6 +117,7 @@ class RunStore(StoreBase):
     # ------------------------------------------------------------------ dataset runs (workflows.dataset)
     def dataset_runs(self) -> pd.DataFrame:
         """Dataset runs, newest first: id, label, model, segmenter, estimator, trace count, status."""
+        self.interrupt_runs()
         return self._query(
             "SELECT run_id, json_extract_string(settings, '$.label') AS label, model_name, "
             "json_extract_string(settings, '$.segmenter') AS segmenter, json_extract_string(settings, '$.estimator') "
@@ -120,6 +146,7 @@ class RunStore(StoreBase):
     # ------------------------------------------------------------------ diagnosis evaluations (diagnosis.verdicts)
     def evaluation_runs(self) -> pd.DataFrame:
         """Finished diagnosis runs, newest first: id, split, model."""
+        self.interrupt_runs()
         return self._query(
             "SELECT run_id, json_extract_string(settings, '$.split') AS split, model_name, created_at FROM runs "
             "WHERE kind = 'diagnosis' AND status = 'done' ORDER BY created_at DESC"

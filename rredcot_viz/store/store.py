@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from rredcot_viz.store.export import ExportStore
 from rredcot_viz.store.jobs import JobStore
-from rredcot_viz.store.runs import RunStore
 from rredcot_viz.store.scores import ScoreStore
 from rredcot_viz.store.traces import TraceStore
 from rredcot_viz.store.training import TrainingStore
 
 
-class Store(TraceStore, ScoreStore, RunStore, TrainingStore, JobStore, ExportStore):
+class Store(TraceStore, ScoreStore, TrainingStore, JobStore, ExportStore):
     """One DuckDB connection for the process; every call uses a cursor of its own (thread-safe)."""

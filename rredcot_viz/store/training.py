@@ -6,13 +6,13 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from rredcot_viz.store.base import StoreBase
+from rredcot_viz.store.runs import RunStore
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-class TrainingStore(StoreBase):
+class TrainingStore(RunStore):
     """``train_metrics`` and ``train_rollouts``, and the named queries of training runs."""
 
     def put_train_metrics(self, run_id: str, step: int, metrics: dict[str, Any]) -> None:
@@ -67,6 +67,7 @@ class TrainingStore(StoreBase):
     def rollout_runs(self) -> pd.DataFrame:
         """Runs with stored rollouts (trained here or imported), newest first: id, kind, label (an imported
         run's name, a trained run's method), status, steps with rollouts and rollouts."""
+        self.interrupt_runs()
         return self._query(
             "SELECT r.run_id, r.kind, coalesce(json_extract_string(r.settings, '$.label'), "
             "json_extract_string(r.settings, '$.method')) AS label, r.status, r.created_at, "
@@ -76,6 +77,7 @@ class TrainingStore(StoreBase):
 
     def training_runs(self) -> pd.DataFrame:
         """Training runs, newest first: id, method, status, base-model fingerprint, steps logged and planned."""
+        self.interrupt_runs()
         runs = self._query(
             "SELECT r.run_id, json_extract_string(r.settings, '$.method') AS method, r.status, r.created_at, "
             "r.settings, r.model_fingerprint, max(m.step) AS steps_logged "

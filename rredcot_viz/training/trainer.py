@@ -8,8 +8,10 @@ restored from a checkpoint, a resumed run therefore continues exactly as the uni
 from __future__ import annotations
 
 import json
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -91,13 +93,15 @@ class Trainer:
             credited = time.perf_counter()
             rollouts = [r for g in groups for r in g.rollouts]
             self.on_phase(f"step {self.step + 1}: updating the policy")
-            update = self.learner.update(rollouts, self.method.loss)
+            with signals_deferred():  # the update and the step count change together, so a stop saves a whole step
+                update = self.learner.update(rollouts, self.method.loss)
+                self.step += 1
             finished = time.perf_counter()
         rewards = np.array([r.reward for r in rollouts])
         advantages = np.concatenate([r.token_advantages[r.suffix_start :] for r in rollouts if len(r.completion_ids)])
         zero_groups = [np.std([r.reward for r in g.rollouts]) < 1e-8 for g in groups]
         metrics = {
-            "step": self.step + 1,
+            "step": self.step,
             "reward_mean": float(rewards.mean()),
             "reward_std": float(rewards.std()),
             "advantage_mean": float(advantages.mean()) if len(advantages) else 0.0,
@@ -117,7 +121,6 @@ class Trainer:
             **self.method.step_metrics(groups),
             **{k: v for k, v in update.items() if k != "tokens"},
         }
-        self.step += 1
         return metrics, groups
 
     def evaluate(self) -> float:
@@ -185,6 +188,18 @@ class Trainer:
         meta = json.loads((path / "trainer.json").read_text())
         self.learner.load_state(torch.load(path / "state.pt", weights_only=True))
         self.step = int(meta["step"])
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM until the block ends (they arrive then): a policy update cut halfway would leave
+    weights and optimizer moments of two different steps, and no checkpoint could be saved from them."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def latest_checkpoint(directory: Path) -> Path | None:

@@ -128,10 +128,16 @@ def merged_records(merged: pd.DataFrame) -> list[DatasetRecord]:
 
 
 def import_merged(
-    store: Any, merged: pd.DataFrame, model_info: dict, segmenter: Segmenter, estimator: ValueEstimator, label: str
+    store: Any,
+    merged: pd.DataFrame,
+    model_info: dict,
+    segmenter: Segmenter,
+    estimator: ValueEstimator,
+    label: str,
+    run_id: str | None = None,
 ) -> str:
     """Store the merged result as a dataset run (the Dataset page lists it); returns the run id."""
-    return save_run(store, model_info, segmenter, estimator, merged_records(merged), label)
+    return save_run(store, model_info, segmenter, estimator, merged_records(merged), label, run_id)
 
 
 def throughputs(out_dir: Path) -> list[dict[str, Any]]:

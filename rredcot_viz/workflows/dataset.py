@@ -4,6 +4,7 @@ by batch analysis; every per-trace result is stored, so a run can be reopened wi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import uuid
@@ -129,6 +130,25 @@ def position_points(records: list[DatasetRecord], outcome: float | None = None) 
     return positions, sigmas
 
 
+def settings_of(segmenter: Segmenter, estimator: ValueEstimator, label: str) -> dict[str, Any]:
+    """What a dataset run records of how it was made (with the model's row, what makes two runs the same)."""
+    return {
+        "label": label,
+        "segmenter": segmenter.name,
+        "segmenter_config": json.loads(config_json(segmenter.config)),
+        "estimator": estimator.name,
+        "estimator_config": json.loads(config_json(estimator.config)),
+    }
+
+
+def dataset_run_id(model_info: dict[str, Any], settings: dict[str, Any], trace_hashes: list[str]) -> str:
+    """The id of a dataset run that is named by what it computes (the model, its precision, the settings and
+    the traces in order): a rerun of the same analysis finds it instead of storing it twice."""
+    model = {k: model_info.get(k) for k in ("name", "fingerprint", "quantization", "dtype")}
+    identity = json.dumps([model, settings, trace_hashes], sort_keys=True, default=str)
+    return f"dataset-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
+
+
 def save_run(
     store: Any,
     model_info: dict[str, Any],
@@ -136,15 +156,11 @@ def save_run(
     estimator: ValueEstimator,
     records: list[DatasetRecord],
     label: str,
+    run_id: str | None = None,
 ) -> str:
-    run_id = f"dataset-{uuid.uuid4().hex[:10]}"
-    settings = {
-        "label": label,
-        "segmenter": segmenter.name,
-        "segmenter_config": json.loads(config_json(segmenter.config)),
-        "estimator": estimator.name,
-        "estimator_config": json.loads(config_json(estimator.config)),
-    }
+    """Store ``records`` as a finished dataset run (``run_id``: one already started with ``put_run``)."""
+    run_id = run_id or f"dataset-{uuid.uuid4().hex[:10]}"
+    settings = settings_of(segmenter, estimator, label)
     store.put_run(run_id, "dataset", model_info, settings, None)
     for record in records:
         store.put_result(

@@ -140,7 +140,9 @@ def run_training(
         trainer.save(checkpoint_root(run_id) / f"step_{trainer.step:04d}")
         status = "stopped"
         raise
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI (which raises it): stopped, not failed
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI (which raises it): keep the finished steps, as Stop
+        if trainer.step > 0:  # the update is never cut halfway (trainer.signals_deferred): the state is whole
+            trainer.save(checkpoint_root(run_id) / f"step_{trainer.step:04d}")
         status = "stopped"
         raise
     finally:

@@ -4,6 +4,7 @@ before the first step."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -46,8 +47,13 @@ def test_train_shares_the_store_and_sigterm_records_a_stop(tmp_path, tiny_model_
 
         train.send_signal(signal.SIGTERM)
         assert train.wait(timeout=120) == 143
-        run = Store(store_path).run(run_id)
+        store = Store(store_path)
+        run = store.run(run_id)
         assert run["status"] == "stopped" and run["finished_at"] is not None
+        # the finished steps are kept, as the app's Stop keeps them (no checkpoint was due: --checkpoint-every 0)
+        (saved,) = (tmp_path / "data" / "checkpoints" / run_id).glob("step_*")
+        logged = int(store.train_metrics([run_id])["step"].max())
+        assert json.loads((saved / "trainer.json").read_text())["step"] in (logged, logged + 1)
     finally:
         if train.poll() is None:
             train.kill()

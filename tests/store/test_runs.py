@@ -76,3 +76,22 @@ def test_only_a_finished_diagnosis_run_is_an_evaluation(store, run_id):
     _diagnosis_run(store, "unfinished", "math", finish=False)
     _dataset_run(store, "ds-a", "dataset", [{}])
     assert store.evaluation(run_id) is None
+
+
+def test_a_run_whose_process_died_is_closed_as_interrupted(store):
+    """After kill -9 an eval-diagnosis run stayed 'running' for ever; a live process's run stays running."""
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # its pid names no process now
+    for run_id in ("killed", "live", "mine"):
+        store.put_run(run_id, "diagnosis", MODEL, {"split": "gsm8k"}, None)
+    with store.cursor() as cur:
+        cur.execute("UPDATE runs SET pid = ? WHERE run_id = 'killed'", [gone.pid])
+        cur.execute("UPDATE runs SET pid = 1 WHERE run_id = 'live'")  # init: always alive
+    assert store.interrupt_runs() == 1
+    killed = store.run("killed")
+    assert killed["status"] == "interrupted" and killed["finished_at"] >= killed["created_at"]
+    assert store.run("live")["status"] == store.run("mine")["status"] == "running"
+    assert store.interrupt_runs() == 0
