@@ -76,6 +76,7 @@ class Importer(ABC):
     fallback: ClassVar[bool] = False
     """A catch-all format, tried only when no specific importer claims the record."""
     label_field: ClassVar[str | None] = None
+    columns: ClassVar[tuple[str, ...]] = ()  # the fields a record of this format always has (a near miss names them)
     """The record's integer first-error label (a step index, -1 = no error), which ``label_base`` shifts."""
 
     @classmethod
@@ -142,6 +143,7 @@ def import_file(
     labels = _LabelCheck(label_base)
     importer: Importer | None = None if fmt == "auto" else importers.get(fmt)()
     records = iter_records(path, encoding, display_name, split=split, config=config, warnings=warnings)
+    first: dict[str, Any] | None = None
     for index, (where, record) in enumerate(records):
         if limit is not None and index >= limit:
             break
@@ -152,6 +154,7 @@ def import_file(
             report.issues.append(ImportIssue(short_name, line, index, message, where.row))
             continue
         record = apply_field_map(record, field_map or {})
+        first = record if first is None else first
         if importer is None:
             report.format = detect_format(record, name)
             importer = importers.get(report.format)()
@@ -167,8 +170,31 @@ def import_file(
         except RecursionError:
             message = "the record is nested too deeply to store"
             report.issues.append(ImportIssue(short_name, line, index, message, where.row))
+    if report.records_read == 0:
+        raise ImportFormatError(
+            f"{name} holds no records: nothing to import (a table with no rows, or a header row and no data rows)"
+        )
     report.warnings = warnings.lines() + labels.warnings(importer) + _repeated_ids(report.traces)
+    if not report.traces and first is not None and importer is not None:
+        report.warnings += near_misses(first, importer.name)
     return report
+
+
+def near_misses(record: dict[str, Any], used: str) -> list[str]:
+    """For records every one of which failed: the formats whose fields they nearly have (all but one or two), with
+    what they lack, so the user knows which fields to add or map instead of reading every row's error."""
+    lines = []
+    for name in importers.names():
+        columns = importers.get(name).columns
+        lacking = [c for c in columns if c not in record]
+        if name != used and columns and 0 < len(lacking) <= min(2, len(columns) / 2):
+            have = ", ".join(f"`{c}`" for c in columns if c in record)
+            lines.append(
+                f"the records have {have} of the {name} format ({importers.get(name).description}) but lack "
+                f"{', '.join(f'`{c}`' for c in lacking)}: add them to read the file as {name}, or map fields to a "
+                f"question and a response for the plain format (`--map THEIRS=question --map THEIRS=cot`)"
+            )
+    return lines
 
 
 class _LabelCheck:

@@ -40,12 +40,17 @@ class ImportWarnings:
 
     def __init__(self) -> None:
         self._places: dict[str, list[str]] = {}
+        self._notes: list[str] = []
 
     def add(self, message: str, where: str) -> None:
         self._places.setdefault(message, []).append(where)
 
+    def note(self, line: str) -> None:
+        """A line about the input as a whole (a file left out of a folder), shown as it is."""
+        self._notes.append(line)
+
     def lines(self) -> list[str]:
-        lines = []
+        lines = list(self._notes)
         for message, places in self._places.items():
             shown = ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
             lines.append(f"{message} ({len(places)} record{'s' if len(places) > 1 else ''}: {shown})")

@@ -58,6 +58,7 @@ _SUFFIX_READER = {
     ".ndjson": "json",
     ".parquet": "parquet",
     ".arrow": "arrow",
+    ".arrows": "arrow",
     ".feather": "arrow",
     ".csv": "csv",
     ".tsv": "tsv",
@@ -83,7 +84,7 @@ _SHARD = re.compile(r"^(?P<split>.+?)-\d{5}-of-\d{5}$")
 JSON_COLUMNS = {"steps", "step_labels", "step_values", "step_scores", "metadata"}
 """Our trace fields a CSV cell holds as JSON (``typed_cell``)."""
 _TRL_FILE = re.compile(r"^completions_(\d+)\.parquet$")
-_VERL_FILE = re.compile(r"^(\d+)\.jsonl$")
+_VERL_FILE = re.compile(r"^(?:step[_-]?)?(\d+)\.jsonl$")
 
 
 def reader_name(path: Path) -> str:
@@ -93,7 +94,7 @@ def reader_name(path: Path) -> str:
         head = source.read(8)
     if head.startswith(b"PAR1"):
         return "parquet"
-    if head.startswith(b"ARROW1"):
+    if head.startswith((b"ARROW1", b"\xff\xff\xff\xff")):  # an Arrow file; an Arrow stream's first message
         return "arrow"
     return _SUFFIX_READER.get(path.suffix.lower(), "json")
 
@@ -109,14 +110,36 @@ def iter_records(
 ) -> Iterator[tuple[Location, Record]]:
     """Every record of a file, or of every data file of a folder (``dataset_files``), in order; text readers
     report repeated keys and lone surrogates to ``warnings`` (``json_records.ImportWarnings``)."""
-    files = dataset_files(path, split, config, display_name) if path.is_dir() else [path]
+    files = dataset_files(path, split, config, display_name, warnings) if path.is_dir() else [path]
     for file in files:
         name = display_name if file == path and display_name else str(file)
         yield from readers.get(reader_name(file))(file, encoding, name, warnings)
 
 
+def _verl_step_files(folder: Path, steps: list[Path], warnings: Any) -> list[Path]:
+    """A verl folder's step dumps in step order, saying which files it leaves out and why (an empty dump: a step
+    verl was killed in; another .jsonl: not named by its step, so where it goes is unknown)."""
+    empty = [p.name for p in steps if p.stat().st_size == 0]
+    others = sorted(p.name for p in folder.glob("*.jsonl") if p not in steps)
+    if warnings is not None and empty:
+        warnings.note(f"skipped {len(empty)} empty step file{'s' if len(empty) > 1 else ''}: {', '.join(empty[:5])}")
+    if warnings is not None and others:
+        warnings.note(
+            f"skipped {len(others)} .jsonl file{'s' if len(others) > 1 else ''} not named by a step "
+            f"({', '.join(others[:5])}): verl names each dump <step>.jsonl; rename one to import it, or import it alone"
+        )
+    kept = [p for p in steps if p.stat().st_size > 0]
+    if not kept:
+        raise ImportFormatError(f"{folder}: every step file is empty ({', '.join(empty[:5])})")
+    return kept
+
+
 def dataset_files(
-    folder: Path, split: str | None = None, config: str | None = None, display_name: str | None = None
+    folder: Path,
+    split: str | None = None,
+    config: str | None = None,
+    display_name: str | None = None,
+    warnings: Any = None,
 ) -> list[Path]:
     """The data files of a folder, in reading order (see the module docstring)."""
     name = display_name or str(folder)
@@ -126,7 +149,7 @@ def dataset_files(
             return [p for _, p in steps]
     steps = sorted((int(m.group(1)), p) for p in folder.glob("*.jsonl") if (m := _VERL_FILE.match(p.name)))
     if steps:
-        return [p for _, p in steps]
+        return _verl_step_files(folder, [p for _, p in steps], warnings)
     candidates = [
         p
         for p in sorted(folder.rglob("*"))
@@ -283,6 +306,20 @@ def plain_value(value: Any) -> Any:
     return value
 
 
+_BYTE_ORDER_MARKS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"),
+                     (b"\xfe\xff", "utf-16"))  # fmt: skip
+
+
+def _encoding_advice(path: Path) -> str:
+    """Which ``--encoding`` to name: the one a byte-order mark announces, else the usual 8-bit ones."""
+    with open(path, "rb") as source:
+        head = source.read(4)
+    announced = next((codec for mark, codec in _BYTE_ORDER_MARKS if head.startswith(mark)), None)
+    if announced:
+        return f"it starts with a {announced.upper()} byte-order mark: `--encoding {announced}`"
+    return "`--encoding latin-1` or `cp1252`"
+
+
 def _delimited(path: Path, encoding: str, name: str, delimiter: str) -> Iterator[tuple[Location, Record]]:
     short = Path(name).name
     csv.field_size_limit(1 << 30)  # a long response is one cell
@@ -310,7 +347,7 @@ def _delimited(path: Path, encoding: str, name: str, delimiter: str) -> Iterator
     except UnicodeDecodeError as error:
         raise ImportFormatError(
             f"{name} is not valid {codec.removesuffix('-sig')} text (byte 0x{error.object[error.start]:02x}); name "
-            "its encoding (`--encoding latin-1` or `cp1252`, the encoding box beside the upload)"
+            f"its encoding ({_encoding_advice(path)}, the encoding box beside the upload)"
         ) from None
     except csv.Error as error:
         raise ImportFormatError(f"{name}:{rows.line_num}: not readable as delimited text ({error})") from None

@@ -42,6 +42,8 @@ class TRLCompletionsImporter(Importer):
     name = "trl_completions"
     description = "TRL GRPO completion logs (completions_NNNNN.parquet: step, prompt, completion, rewards, advantage)"
 
+    columns = COLUMNS
+
     @classmethod
     def sniff(cls, record: dict[str, Any]) -> bool:
         return all(column in record for column in COLUMNS)

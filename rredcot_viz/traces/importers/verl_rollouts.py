@@ -32,7 +32,9 @@ from rredcot_viz.traces.importers.rollouts import (
 from rredcot_viz.traces.trace import Trace
 
 COLUMNS = ("input", "output", "score", "step")
+SNIFFED = ("input", "output", "score")  # a line without ``step`` is verl's still, and is reported as such
 _CHAT = re.compile(r"^(?:system\n.*?\n)?user\n(?P<question>.*?)\n?assistant\n?$", re.DOTALL)
+_SPECIAL_TOKENS = re.compile(r"(?:\n?<\|[a-z_]+\|>\n?)+")  # <|im_start|> ...: a prompt decoded with its specials
 
 
 @importers.register("verl_rollouts")
@@ -40,16 +42,20 @@ class VerlRolloutsImporter(Importer):
     name = "verl_rollouts"
     description = "verl rollout dumps (<step>.jsonl: input, output, score, step, gts, reward extra info)"
 
+    columns = COLUMNS
+
     @classmethod
     def sniff(cls, record: dict[str, Any]) -> bool:
-        return all(column in record for column in COLUMNS)
+        return all(column in record for column in SNIFFED)
 
     def convert(self, record: dict[str, Any]) -> list[Trace]:
+        if "step" not in record:
+            raise TraceError("`step` is missing (verl writes it on every line of a dump), so this line is left out")
         step = step_of(record["step"])
         prompt, cot = record["input"], record["output"]
         if not isinstance(prompt, str) or not isinstance(cot, str):
             raise TraceError("`input` and `output` must be text")
-        match = _CHAT.match(prompt.strip())
+        match = _CHAT.match(_SPECIAL_TOKENS.sub("\n", prompt).strip())
         question = match.group("question").strip() if match else prompt
         score = number(record["score"], "score")
         extras = {k: v for k, v in record.items() if k not in (*COLUMNS, "gts")}
