@@ -128,6 +128,14 @@ class TraceStore(StoreBase):
             row = cur.execute("SELECT data FROM traces WHERE trace_hash = ?", [trace_hash]).fetchone()
         return Trace.from_dict(json.loads(row[0])) if row else None
 
+    def traces_by_hash(self, trace_hashes: list[str]) -> dict[str, Trace]:
+        """The stored traces among ``trace_hashes``, by hash (one query; a hash not stored is absent)."""
+        with self.cursor() as cur:
+            rows = cur.execute(
+                "SELECT trace_hash, data FROM traces WHERE list_contains(?, trace_hash)", [list(trace_hashes)]
+            ).fetchall()
+        return {trace_hash: Trace.from_dict(json.loads(data)) for trace_hash, data in rows}
+
     def traces(self, collection: str | None = None, limit: int | None = None) -> list[Trace]:
         """Traces in the order they were stored: of one collection (in the order it got them, each under the id
         it had there) when given, else every trace once."""

@@ -20,7 +20,14 @@ from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui.settings_form import preset
 from rredcot_viz.ui.tables import csv_bytes
 from rredcot_viz.ui.upload import import_uploaded, upload_widget
-from rredcot_viz.workflows.dataset import dataset_runs, load_run, position_points, records_frame, run_settings
+from rredcot_viz.workflows.dataset import (
+    dataset_runs,
+    export_frame,
+    load_run,
+    position_points,
+    records_frame,
+    run_settings,
+)
 from rredcot_viz.workflows.imports import run_label
 from rredcot_viz.workflows.runs import store_import
 
@@ -62,6 +69,10 @@ def import_panel(store: Store) -> None:
     name = upload.name if upload is not None else run_label(str(chosen))
     report.traces = report.traces[:limit]
     stored, run = store_import(store, report, label=name)
+    if run is not None:  # the run view below opens on the run just imported (it kept showing the previous one)
+        st.session_state["runs_run"] = run.run_id
+        for key in ("runs_step", "runs_prompt", "runs_analysis"):
+            st.session_state.pop(key, None)
     of_run = f"; run of {run.rollouts} rollouts over {run.steps} steps and {run.prompts} prompts" if run else ""
     st.success(
         f"{name}: {len(report.traces)} traces imported as format {report.format}; {stored}{of_run}; "
@@ -154,4 +165,5 @@ def run_view(store: Store, collection: str) -> None:
     rows = selection.selection.rows if selection else []
     if rows and st.button("Open the selected trace in Inspect", key="dataset_open"):
         open_in_inspect(frame.iloc[rows[0]]["hash"], collection, run_settings(store, run_id))
-    st.download_button("Download this run (CSV)", csv_bytes(frame), file_name=f"{run_id}.csv", mime="text/csv")
+    whole = export_frame(store, run_id)  # with each trace's text, the model and settings, an RL rollout's step
+    st.download_button("Download this run (CSV)", csv_bytes(whole), file_name=f"{run_id}.csv", mime="text/csv")

@@ -24,7 +24,6 @@ def keep(key: str, value: Any) -> Any:
     return value
 
 
-
 def kept_index(key: str, options: list[Any], default: int = 0) -> int:
     """The ``index`` for sidebar widget ``key``: the option it showed on the last page that drew it (kept), so a
     visit to another page does not reset it. 0 when its state is already set (a link sets it before the widget

@@ -20,6 +20,7 @@ from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.settings import config_json
+from rredcot_viz.traces.importers.rollouts import ROLLOUT_KEY
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.workflows.compare import compare
 
@@ -104,6 +105,33 @@ def records_frame(records: list[DatasetRecord]) -> pd.DataFrame:
         }
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def export_frame(store: Any, run_id: str) -> pd.DataFrame:
+    """A dataset run as a file to read without the app: each trace's table row (``records_frame``) with its
+    question and response, how it was scored (model, precision, segmenter, estimator), its per-segment sigma and
+    values (JSON lists), and for an RL rollout its step and reward."""
+    run = store.run(run_id) or {}
+    settings = run.get("settings") or {}
+    records = load_run(store, run_id)
+    traces = store.traces_by_hash([r.trace_hash for r in records])
+    frame = records_frame(records)
+    rollouts = [(traces[r.trace_hash].metadata.get(ROLLOUT_KEY) or {}) if r.trace_hash in traces else {}
+                for r in records]  # fmt: skip
+    about = {
+        "question": [traces[r.trace_hash].question if r.trace_hash in traces else "" for r in records],
+        "response": [traces[r.trace_hash].cot if r.trace_hash in traces else "" for r in records],
+        "step": [rollout.get("step") for rollout in rollouts],
+        "reward": [rollout.get("reward") for rollout in rollouts],
+        "model": run.get("model_name"),
+        "model_fingerprint": run.get("model_fingerprint"),
+        "quantization": run.get("quantization"),
+        "segmenter": settings.get("segmenter"),
+        "estimator": settings.get("estimator"),
+        "sigma": [json.dumps(r.sigma) for r in records],
+        "values": [json.dumps(r.values) for r in records],
+    }
+    return frame.assign(**about)
 
 
 def _first_error_text(label: int | None) -> str:
