@@ -41,3 +41,22 @@ def redistribute(values: np.ndarray, variant: Variant = "exact_sum") -> np.ndarr
             raise ConfigError("proportional redistribution is undefined when the value differences sum to ~0")
         return outcome * diffs / total
     raise ConfigError(f"unknown redistribution variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+
+
+def last_segment_note(values: np.ndarray, variant: str) -> str | None:
+    """Why the last segment's sigma has the other sign than the value curve's last step, when it does: under
+    ``exact_sum`` sigma_K = (R - V_K) + V_1, so it also carries the starting value (what makes the credits add up
+    to R), and a failed trace's last segment can show green while the curve falls to 0. None otherwise."""
+    values = np.asarray(values, dtype=float)
+    if variant != "exact_sum" or len(values) < 3:
+        return None
+    start, last, outcome = values[0], values[-2], values[-1]
+    step, sigma = outcome - last, outcome - (last - start)
+    if abs(sigma) < 1e-3 or np.sign(sigma) == np.sign(step):
+        return None
+    return (
+        f"The last segment's σ ({sigma:+.3f}) is the rest of the outcome R = {outcome:g} under exact_sum: "
+        f"σ_K = (R − V_K) + V_1 = ({outcome:g} − {last:.3f}) + {start:.3f}. The curve's last step ({step:+.3f}) "
+        f"{'lowered' if step < 0 else 'raised'} the value; σ_K also carries the starting value V_1 so that the "
+        "credits add up to R. The difference variant shows the step alone (its credits add up to R − V_1)."
+    )

@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 from rredcot_viz.engine import AnalysisResult
+from rredcot_viz.estimators.redistribution import last_segment_note
 from rredcot_viz.figures import trace_heatmap
 from rredcot_viz.figures.colors import shade_scale
 from rredcot_viz.segmenters.hybrid import replay
@@ -62,6 +63,8 @@ def shaded_trace(result: AnalysisResult, trace: Trace) -> None:
         answer_text = trace.cot[segments[-1].char_span[1] :]
         st.html(trace_heatmap([s.text for s in segments], scores, tooltips, scale=scale, answer_text=answer_text))
         st.caption("Hover a segment for its values; red lowered and green raised the value (σ), or darker = higher.")
+        if shade == "sigma" and (note := last_segment_note(result.values.values, result.variant)):
+            st.caption(note)
         return
     st.caption(scale.describe())
     for segment, score in zip(segments, scores, strict=True):

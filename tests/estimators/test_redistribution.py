@@ -41,3 +41,18 @@ def test_proportional_is_guarded():
         redistribute(np.array([0.5, 0.9, 0.5]), "proportional")
     with pytest.raises(ConfigError, match="unknown redistribution variant"):
         redistribute(np.array([0.5, 1.0]), "other")
+
+
+def test_the_last_segment_note_explains_a_green_last_segment_on_a_failed_trace():
+    """'So 60 muffins remain' showed sigma +0.0675 in green while the curve fell to 0 and the caption said green
+    raised the value: exact_sum's last sigma carries V_1 as well."""
+    from rredcot_viz.estimators.redistribution import last_segment_note
+
+    values = np.array([0.30, 0.35, 0.2325, 0.0])  # V_1..V_3, then R = 0
+    sigma = redistribute(values, "exact_sum")
+    assert sigma[-1] == pytest.approx(0.0675) and values[-1] - values[-2] < 0
+    note = last_segment_note(values, "exact_sum")
+    assert note.startswith("The last segment's σ (+0.067) is the rest of the outcome R = 0 under exact_sum")
+    assert "(0 − 0.233) + 0.300" in note and "lowered the value" in note
+    assert last_segment_note(values, "difference") is None  # its sigma is the step itself
+    assert last_segment_note(np.array([0.3, 0.6, 1.0]), "exact_sum") is None  # same sign: nothing to explain
