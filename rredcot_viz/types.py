@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,6 +56,15 @@ class CallCost:
             "tokens_generated": self.tokens_generated,
             "seconds": round(self.seconds, 4),
         }
+
+    def source(self, cached: bool, computed_at: float | None = None, by: str | None = None) -> str:
+        """Where a result shown with this cost came from, in words a table can show: ``cached`` results carry the
+        cost they had when they were computed (when that was and by what, where recorded: a background job); a
+        result that made no model call now was cached or needs none: never "computed now" at 0 s."""
+        if cached:
+            when = f" at {time.strftime('%H:%M:%S', time.localtime(computed_at))}" if computed_at else ""
+            return f"computed by {by}{when}" if by else f"cached · computed{when}" if when else "cached"
+        return "computed now" if self.calls else "no model call now (cached, or needs none)"
 
 
 @dataclass

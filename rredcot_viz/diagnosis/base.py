@@ -38,6 +38,7 @@ class FirstError:
     evidence: dict[str, Any] = field(default_factory=dict)
     cost: CallCost = field(default_factory=CallCost)  # what finding it cost, also when it comes from the cache
     cached: bool = False  # looked up, not computed now
+    computed_at: float | None = None  # when a looked-up verdict was computed
 
     @property
     def segment(self) -> int | None:

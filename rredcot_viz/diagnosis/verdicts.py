@@ -4,6 +4,7 @@ rerun must not ask again), and the stored ProcessBench evaluation runs."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ def cached_verdict(
             stored["evidence"],
             CallCost(**stored.get("cost", {})),  # what it cost when it was computed (none for old records)
             cached=True,
+            computed_at=stored.get("computed_at"),
         )
     verdict = detector.detect(analyzer, trace, segmenter, progress)
     payload = {
@@ -56,6 +58,7 @@ def cached_verdict(
         "abstained": verdict.abstained,
         "evidence": json.loads(json.dumps(verdict.evidence, default=float)),
         "cost": verdict.cost.as_dict(),
+        "computed_at": time.time(),
     }
     context.cache.put_result(
         context.key,

@@ -154,7 +154,7 @@ def cost_frame(comparison: Comparison) -> pd.DataFrame:
                 "seconds": round(r.cost.seconds, 2),
                 "tokens in": r.cost.tokens_processed,
                 "tokens generated": r.cost.tokens_generated,
-                "source": "cached" if r.cached else "computed now",
+                "source": r.cost.source(r.cached, r.computed_at, r.computed_by),
                 "checks": "; ".join(f"{k}={v:.3g}" for k, v in r.checks.items()),
             }
             for name, r in comparison.methods.items()

@@ -97,7 +97,7 @@ def _show_verdicts(
         )
     rows = [  # one text column: segment numbers and "none" (a mixed column is not Arrow-serialisable)
         {"detector": n, "first error (segment)": str(v.segment or "none"), "abstained": v.abstained}
-        | {"seconds": round(v.cost.seconds, 1), "source": "cached" if v.cached else "computed now"}
+        | {"seconds": round(v.cost.seconds, 1), "source": v.cost.source(v.cached, v.computed_at)}
         for n, v in verdicts.items()
     ]
     if trace.first_error is not None:

@@ -9,6 +9,7 @@ from the cache (then marked ``cached``), since a cost of zero would misstate wha
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,8 @@ class MethodResult:
     cost: CallCost = field(default_factory=CallCost)
     stderr: np.ndarray | None = None  # Shapley permutation sampling
     cached: bool = False  # served from the cache now; ``cost`` is what it cost when it was computed
+    computed_at: float | None = None  # when a cached result was computed
+    computed_by: str | None = None  # what computed it, when not a page's own call (the Monte Carlo job)
     components: dict[str, np.ndarray] = field(default_factory=dict)  # an estimator's value components
 
 
@@ -128,21 +131,32 @@ def compare(
 
 
 def remember_cost(
-    analyzer: Analyzer, trace: Trace, segmentation: Segmentation, name: str, options: dict[str, Any], cost: CallCost
+    analyzer: Analyzer,
+    trace: Trace,
+    segmentation: Segmentation,
+    name: str,
+    options: dict[str, Any],
+    cost: CallCost,
+    by: str | None = None,
 ) -> None:
-    """Keep what computing method ``name`` with ``options`` on these segments cost (memory and store)."""
+    """Keep what computing method ``name`` with ``options`` on these segments cost, when, and by what (``by``: a
+    background job) (memory and store)."""
     context = analyzer.context(trace)
     key = method_cost_key(context.key, segmentation, name, options)
-    context.cache.put_result(context.key, key, "method-cost", name, dict(options), cost.as_dict(), cost.as_dict())
+    payload = {**cost.as_dict(), "computed_at": time.time(), "computed_by": by}
+    context.cache.put_result(context.key, key, "method-cost", name, dict(options), payload, cost.as_dict())
 
 
 def remembered_cost(
     analyzer: Analyzer, trace: Trace, segmentation: Segmentation, name: str, options: dict[str, Any]
-) -> CallCost | None:
-    """What computing method ``name`` cost when it was computed, if that was recorded."""
+) -> tuple[CallCost, float | None] | None:
+    """What computing method ``name`` cost when it was computed, when, and by what (None: not recorded)."""
     context = analyzer.context(trace)
     stored = context.cache.result(context.key, method_cost_key(context.key, segmentation, name, options))
-    return None if stored is None else CallCost(**{k: stored[k] for k in CallCost.__dataclass_fields__ if k in stored})
+    if stored is None:
+        return None
+    cost = CallCost(**{k: stored[k] for k in CallCost.__dataclass_fields__ if k in stored})
+    return cost, stored.get("computed_at"), stored.get("computed_by")
 
 
 def method_cost_key(context_key: str, segmentation: Segmentation, name: str, options: dict[str, Any]) -> str:
@@ -164,7 +178,7 @@ def _keep_cost(
         return
     before = remembered_cost(analyzer, trace, segmentation, name, options)
     if before is not None:
-        result.cost, result.cached = before, True
+        (result.cost, result.computed_at, result.computed_by), result.cached = before, True
 
 
 def run_monte_carlo(
@@ -173,4 +187,5 @@ def run_monte_carlo(
     """Draw Monte Carlo's rollouts for ``compare`` (the slow part, run as a job) and keep what they cost."""
     analysis = analyzer.analyze(trace, segmenter, MonteCarloEstimator(**options), progress)
     if analysis.cost.calls:
-        remember_cost(analyzer, trace, analysis.segmentation, MonteCarloEstimator.name, options, analysis.cost)
+        name = MonteCarloEstimator.name
+        remember_cost(analyzer, trace, analysis.segmentation, name, options, analysis.cost, "the Monte Carlo job")

@@ -44,17 +44,25 @@ def test_a_cached_method_keeps_the_cost_it_had_when_computed(tiny):
     mc = {"rollouts": 2, "max_new_tokens": 4}
     run_monte_carlo(analyzer, TRACE, segmenter, mc)  # the slow part, as the app's job runs it
     segmentation = analyzer.segment(TRACE, segmenter)
-    drawn = remembered_cost(analyzer, TRACE, segmentation, "mc", mc)
-    assert drawn is not None and drawn.tokens_generated > 0 and drawn.calls == 4  # stats, then 1 call per state
+    drawn, at, by = remembered_cost(analyzer, TRACE, segmentation, "mc", mc)
+    assert drawn.tokens_generated > 0 and drawn.calls == 4  # stats, then 1 call per state
     first = compare(analyzer, TRACE, segmenter, ["rredcot", "mc"], {"mc": mc})
     assert not first.methods["rredcot"].cached and first.methods["rredcot"].cost.calls > 0
-    assert first.methods["mc"].cached and first.methods["mc"].cost == drawn  # not the 0 tokens it costs now
+    assert first.methods["rredcot"].cost.source(False) == "computed now"
+    mc_result = first.methods["mc"]
+    assert mc_result.cached and mc_result.cost == drawn  # not the 0 tokens it costs now
+    # the run the page just finished reads as that job's, not as an old cache entry ("cached")
+    assert mc_result.cost.source(True, mc_result.computed_at, mc_result.computed_by).startswith(
+        "computed by the Monte Carlo job at "
+    ) and at == mc_result.computed_at and by == "the Monte Carlo job"
     again = compare(analyzer, TRACE, segmenter, ["rredcot", "mc", "uniform"], {"mc": mc})
     assert (
         again.methods["rredcot"].cached
         and again.methods["rredcot"].cost.as_dict() == first.methods["rredcot"].cost.as_dict()
     )
     assert not again.methods["uniform"].cached and again.methods["uniform"].cost.calls == 0  # never cost anything
+    assert again.methods["rredcot"].cost.source(True, again.methods["rredcot"].computed_at).startswith("cached · ")
+    assert again.methods["uniform"].cost.source(False) == "no model call now (cached, or needs none)"  # not "computed now" at 0 s
     other = compare(analyzer, TRACE, segmenter, ["mc"], {"mc": {**mc, "seed": 1}})  # other settings: other cost
     assert not other.methods["mc"].cached and other.methods["mc"].cost.tokens_generated > 0
 
