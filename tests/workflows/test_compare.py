@@ -62,7 +62,7 @@ def test_a_cached_method_keeps_the_cost_it_had_when_computed(tiny):
     )
     assert not again.methods["uniform"].cached and again.methods["uniform"].cost.calls == 0  # never cost anything
     assert again.methods["rredcot"].cost.source(True, again.methods["rredcot"].computed_at).startswith("cached · ")
-    assert again.methods["uniform"].cost.source(False) == "no model call now (cached, or needs none)"  # not "computed now" at 0 s
+    assert again.methods["uniform"].cost.source(False) == "no model call now (cached, or needs none)"  # not at 0 s
     other = compare(analyzer, TRACE, segmenter, ["mc"], {"mc": {**mc, "seed": 1}})  # other settings: other cost
     assert not other.methods["mc"].cached and other.methods["mc"].cost.tokens_generated > 0
 
