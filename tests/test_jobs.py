@@ -217,3 +217,29 @@ def test_a_cancel_lands_inside_a_long_sampling_call(tiny):
     jobs.wait(job, timeout=30)
     assert job.status == "cancelled" and time.time() - asked < 5
     assert job.cost["calls"] == 1 and job.rows == (0, 0)  # the stopped call is counted once, then it is over
+
+
+def test_a_cancel_lands_inside_a_long_scoring_call(tiny):
+    """Stop took about 21 s during the trainer's "scoring credit": scoring never reported until its call ended."""
+    from rredcot_viz.model.meter import listen, measure
+    from rredcot_viz.model.packing import Continuation
+
+    ids = tiny.encode_prompt(tiny.format_prompt("Count to five.")) + list(range(5, 60))
+    requests = [Continuation(len(ids) - i, (), tuple(range(10, 40))) for i in range(1, 40)]
+    beats = []
+
+    class Stop(Exception):
+        pass
+
+    def listener():
+        beats.append(1)
+        if len(beats) == 2:
+            raise Stop
+
+    original, tiny.pack_tokens = tiny.pack_tokens, 64  # many small chunks
+    try:
+        with measure(), listen(listener), pytest.raises(Stop):
+            tiny.score_continuations(ids, requests)
+    finally:
+        tiny.pack_tokens = original
+    assert len(beats) == 2  # stopped after its second chunk, not at the end of the call

@@ -12,7 +12,7 @@ import torch
 
 from rredcot_viz.errors import ContextLengthError
 from rredcot_viz.model.core import ModelCore, ProgressFn
-from rredcot_viz.model.meter import model_call
+from rredcot_viz.model.meter import heartbeat, model_call
 from rredcot_viz.model.packing import Continuation, build_chunk, chunk_past_length, plan_chunks
 from rredcot_viz.types import BranchScores, CallCost, ContinuationScores, TokenStats
 
@@ -141,6 +141,7 @@ class Scoring(ModelCore):
                 on_chunk(list(chunk.members), [results[member] for member in chunk.members])
             if progress:
                 progress(done, len(chunks))
+            heartbeat(cost)  # a job asked to stop stops here, after a whole chunk (what it scored is kept)
         return results
 
     @model_call("score_continuations_naive")

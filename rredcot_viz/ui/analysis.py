@@ -20,7 +20,7 @@ from rredcot_viz.segmenters import Segmenter
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost
 from rredcot_viz.ui import resources
-from rredcot_viz.ui.jobs import JobTexts, show_job
+from rredcot_viz.ui.jobs import JobTexts, jobs_panel, show_job
 from rredcot_viz.ui.method_controls import estimator_picker, richer_choices, segmenter_picker
 from rredcot_viz.ui.pickers import model_warning, trace_text_input
 from rredcot_viz.workflows.analyze import FINISHED, AnalysisWork, provenance, start
@@ -101,6 +101,7 @@ def live_analysis(prefix: str, config: ModelConfig, trace: Trace) -> Analysis:
         if work.pending:
             job = start(work, jobs)
             st.session_state[waited] = job.id
+            jobs_panel(again=True)  # the sidebar's list, drawn before this page, shows the new job running
             watch(job, work)  # stops the page; the job's end reruns it
         result = work.result()
     except Exception as error:  # the page boundary: a message, never a traceback

@@ -31,8 +31,8 @@ def job_line(job: Job) -> str:
     cost = job.cost
     tokens = int(cost.get("tokens_processed", 0) + cost.get("tokens_generated", 0))
     spent = f"{job.elapsed:.0f} s · {tokens:,} tokens"
-    if job.status == "queued":
-        return f"{job.label}: {live_message(job) or 'queued'} (starts when it ends)"
+    if job.status == "queued":  # "queued behind X" while another job runs, else the worker is about to take it
+        return f"{job.label}: {live_message(job) or 'queued, starting…'}"
     if job.status == "cancelling":
         return f"{job.label}: cancelling… (stops at its next sampling step) · {spent}"
     count = f"{job.done}/{job.total} {job.unit}" if job.total else ""
@@ -40,6 +40,12 @@ def job_line(job: Job) -> str:
         return " · ".join(part for part in (f"{job.label}: {job.status}", count, spent) if part)
     detail = live_message(job) or ("" if job.total else "starting")
     return f"{job.label}: {' · '.join(part for part in (count, detail) if part)} · {spent}"
+
+
+def shown_fraction(job: Job) -> float:
+    """The bar's fill: never full while the job runs (after its last unit's count, that unit's own work, R-hat
+    after the last chunk, can take a while yet)."""
+    return min(job.fraction, 0.99) if job.active else job.fraction
 
 
 def show_job(job: Job, key: str, texts: JobTexts | None = None, compact: bool = False) -> bool:
@@ -60,7 +66,7 @@ def show_job(job: Job, key: str, texts: JobTexts | None = None, compact: bool = 
                 st.info("That job does not run in this app process.")
             elif texts.cancel_note:
                 st.info(texts.cancel_note)
-        bar.progress(job.fraction, text=job_line(job))  # drawn after the button: a cancel shows at once
+        bar.progress(shown_fraction(job), text=job_line(job))  # drawn after the button: a cancel shows at once
         return False
     if compact:
         st.caption(job_line(job))
@@ -130,10 +136,21 @@ def job_progress(
     progress()
 
 
-def jobs_panel(limit: int = 8) -> None:
+PANEL_SLOT = "jobs_panel_slot"
+
+
+def jobs_panel(limit: int = 8, again: bool = False) -> None:
     """Every tab's view of the store's jobs in the sidebar: running ones with progress and a cancel button, then
-    the finished ones; the count is taken on every redraw."""
+    the finished ones; the count is taken on every redraw. The app draws it first, into a slot of the sidebar; a
+    page that has just started a job calls it ``again``, which redraws that slot (it said "Jobs (0 running)"
+    while the page's own job ran, until the next full rerun)."""
     manager = resources.jobs()
+    if again:
+        slot = st.session_state.get(PANEL_SLOT)
+        if slot is None:
+            return
+    else:
+        slot = st.session_state[PANEL_SLOT] = st.sidebar.empty()  # this run's slot
     if not manager.jobs(limit=limit):
         return
 
@@ -149,7 +166,7 @@ def jobs_panel(limit: int = 8) -> None:
             st.rerun(scope="app")  # stop polling: the last job ended
         st.session_state["jobs_panel_polling"] = bool(running)
 
-    with st.sidebar:
+    with slot.container():
         panel()
 
 

@@ -82,9 +82,9 @@ def new_run_form(model_config: ModelConfig) -> None:
                 f"on this CPU (the quick preset's {quick(method).eval_problems} × {quick(method).eval_samples} "
                 "takes minutes per evaluation on 2 cores); raise them for a finer accuracy curve."
             )
-        with st.form("train_form", enter_to_submit=False):
-            values = settings_form(method_config_type(method), "train", initial=initial, exclude=("method",))
-            submitted = st.form_submit_button("Start run", type="primary")
+        # Plain widgets, not a form: the estimate below follows every change (a form sends its values only on
+        # submit, so the estimate showed the defaults until Start), and only the button starts a run (not Enter).
+        values = settings_form(method_config_type(method), "train", initial=initial, exclude=("method",))
         try:
             config = quick(method, **values)
         except RredcotError as error:
@@ -92,6 +92,7 @@ def new_run_form(model_config: ModelConfig) -> None:
             return
         seconds, how = estimate_training(resources.model(model_config), config, resources.store())
         st.caption(time_line(seconds, how))
+        submitted = st.button("Start run", type="primary", key="train_start")
     if submitted:
         start_run(model_config, config)
 
@@ -134,13 +135,25 @@ def live_view(
 
     texts = JobTexts(
         cancel="Stop",
-        cancel_note="Stopping at the next sampling step; the last whole step is saved so the run can be resumed.",
-        cancelled="Stopped; resume it from its last checkpoint below.",
+        cancel_note="Stopping at the next sampling or scoring step; the last whole step is saved so the run can be "
+        "resumed.",
+        cancelled=_stopped_text(jobs.get(st.session_state.get("train_job", "")) or jobs.active("train")),
         done="The run finished.",
     )
     job_progress(
         "train_job", texts, on_end=lambda job: st.rerun(), body=curves, every=2.0, find=lambda: jobs.active("train")
     )
+
+
+def _stopped_text(job: Job | None) -> str:
+    """What a stopped run can do next: resume from the checkpoint its stop saved, or nothing (stopped before its
+    first step finished: it said "resume it below" beside "No run has a checkpoint")."""
+    run = trained_run(job)
+    checkpoint = latest_checkpoint(checkpoint_root(run)) if run else None
+    step = int(checkpoint.name.removeprefix("step_")) if checkpoint is not None else 0
+    if step:
+        return f"Stopped after step {step}; resume it from that checkpoint below."
+    return "Stopped before its first step finished, so there is no checkpoint to resume: start a new run."
 
 
 def _last_kept_step(store: Store, run: str) -> int | None:

@@ -143,3 +143,23 @@ def test_a_reloaded_page_finds_the_running_run_with_its_stop_button():
     finally:
         release.set()
         jobs.wait(job)
+
+
+def test_the_estimate_follows_the_settings_before_start_and_a_stop_says_what_can_resume(tmp_path, monkeypatch):
+    """The estimate under the form showed the defaults until Start (a form sends its values on submit only), and
+    a run stopped before its first step was told to resume "from its last checkpoint below" beside "No run has
+    a checkpoint"."""
+    from rredcot_viz.jobs import Job
+    from rredcot_viz.ui.train_views import _stopped_text
+
+    app = run_page("pages/train.py")
+    estimate = lambda: next(c.value for c in app.caption if c.value.startswith("Time here: "))  # noqa: E731
+    before = estimate()
+    app.number_input(key="train_steps").set_value(40).run()
+    assert not app.exception and "about" in before and estimate() != before  # no Start pressed
+
+    monkeypatch.setenv("RREDCOT_DATA_DIR", str(tmp_path))
+    job = Job("grpo run r1", kind="train", key="train:r1")
+    assert _stopped_text(job).startswith("Stopped before its first step finished, so there is no checkpoint")
+    (tmp_path / "checkpoints" / "r1" / "step_0003").mkdir(parents=True)
+    assert _stopped_text(job) == "Stopped after step 3; resume it from that checkpoint below."
