@@ -153,7 +153,12 @@ def _stopped_text(job: Job | None) -> str:
     step = int(checkpoint.name.removeprefix("step_")) if checkpoint is not None else 0
     if step:
         return f"Stopped after step {step}; resume it from that checkpoint below."
-    return "Stopped before its first step finished, so there is no checkpoint to resume: start a new run."
+    if checkpoint is not None:
+        return (
+            "Stopped before its first step finished: resuming it below starts again from step 0 with its settings "
+            "(no trained checkpoint yet, so Before and after has nothing to compare)."
+        )
+    return "Stopped before anything was saved: start a new run."
 
 
 def _last_kept_step(store: Store, run: str) -> int | None:

@@ -156,10 +156,12 @@ def test_the_estimate_follows_the_settings_before_start_and_a_stop_says_what_can
     estimate = lambda: next(c.value for c in app.caption if c.value.startswith("Time here: "))  # noqa: E731
     before = estimate()
     app.number_input(key="train_steps").set_value(40).run()
-    assert not app.exception and "about" in before and estimate() != before  # no Start pressed
+    assert not app.exception and "40 steps" in estimate() and "40 steps" not in before  # no Start pressed
 
     monkeypatch.setenv("RREDCOT_DATA_DIR", str(tmp_path))
     job = Job("grpo run r1", kind="train", key="train:r1")
-    assert _stopped_text(job).startswith("Stopped before its first step finished, so there is no checkpoint")
+    assert _stopped_text(job) == "Stopped before anything was saved: start a new run."
+    (tmp_path / "checkpoints" / "r1" / "step_0000").mkdir(parents=True)
+    assert _stopped_text(job).startswith("Stopped before its first step finished: resuming it below starts again")
     (tmp_path / "checkpoints" / "r1" / "step_0003").mkdir(parents=True)
     assert _stopped_text(job) == "Stopped after step 3; resume it from that checkpoint below."
