@@ -433,3 +433,93 @@ def test_a_stored_trace_stays_chosen_across_pages(server, browser):
         assert pears.content_hash.startswith(query["trace"]), (title, page.url)
         assert query["source"] == "stored" and query["collection"] == "walk", (title, page.url)
     page.close()
+
+
+# ---------------------------------------------------------------------------------- the first hour, round 3
+EXCEPTION_NAMES = re.compile(r"\b(AttributeError|KeyError|TypeError|ValueError|IndexError|Traceback)\b")
+
+
+def test_a_pasted_trace_without_a_reference_gets_a_heatmap_and_its_report_keeps_its_colours(server, browser):
+    """Paste with the reference empty stopped at "AttributeError: 'NoneType' object has no attribute 'strip'";
+    the report downloaded from the app drew every chart black (colours #000001, #000002, ...)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 2200}, accept_downloads=True)
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Paste", exact=True).click()
+    wait_quiet(page)
+    if not page.get_by_label("Question", exact=True).is_visible():  # folded once the store has a pasted trace
+        page.get_by_text("Paste a trace", exact=True).click()
+    page.get_by_label("Question", exact=True).fill("Tom has 3 boxes of 4 pens and gives away 1 pen. How many pens?")
+    page.get_by_label("Reasoning and final answer", exact=True).fill(
+        "3 boxes of 4 pens make 12 pens.\nHe gives away 1, so 12 - 1 = 11.\nThe answer is 11."
+    )
+    page.get_by_role("button", name="Add trace").click()
+    wait_text(page, r"credit toward its own final answer", timeout=300)
+    wait_idle(page, live=True)
+    assert segments(page) >= 2 and not EXCEPTION_NAMES.search(body_text(page))
+    with page.expect_download(timeout=120_000) as download:
+        page.get_by_role("button", name="Download a shareable report (HTML)").click()
+    report = Path(download.value.path()).read_text()
+    colours = set(re.findall(r'"(?:color|line_color|marker_color)"\s*:\s*"(#[0-9a-fA-F]{6})"', report))
+    colours |= set(re.findall(r'"color":\s*"(#[0-9a-fA-F]{6})"', report))
+    assert not any(c.lower().startswith("#00000") for c in colours), colours
+    assert len(colours) >= 2, colours  # the sigma and GRPO bars, the curves: told apart
+    page.close()
+
+
+def test_an_rl_run_import_opens_on_it_and_scoring_it_says_what_cannot_run(server, browser, tmp_path):
+    """A second import in the same tab kept showing the first run; scoring an imported run with an estimator
+    that cannot run on it "succeeded" with every row an error."""
+    runs = []
+    for name, answer in (("first_run", "4"), ("second_run", "6")):
+        folder = tmp_path / name
+        folder.mkdir()
+        lines = [{"input": f"user\nWhat is {answer} + 0?\nassistant\n", "output": f"{answer} + 0 = {answer}. "
+                  f"The answer is {answer}.", "score": float(i % 2), "step": 1} for i in range(2)]  # fmt: skip
+        (folder / "1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        runs.append(folder)
+    page, urls = open_page(browser, server, "dataset"), []
+    wait_text(page, r"Import a dataset", timeout=300)
+    wait_quiet(page)
+    for folder in runs:
+        box = page.get_by_label("or a file or folder on this machine", exact=True)
+        if not box.is_visible():  # folded once the store has collections
+            page.get_by_text("Import a dataset", exact=True).click()
+        box.fill(str(folder))
+        box.press("Tab")
+        wait_quiet(page)
+        page.get_by_role("button", name="Import").click()
+        wait_text(page, rf"{folder.name}: 2 traces imported as format verl_rollouts")
+        wait_quiet(page)
+        shown = page.get_by_role("combobox", name="Run").first.input_value()
+        assert shown.startswith(folder.name), (folder.name, shown)
+        page.wait_for_function("() => location.search.includes('run=')", timeout=30_000)
+        urls.append(page.url)
+    assert urls[0] != urls[1]  # the link names the run shown (it stayed on the first)
+    page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
+    popover = page.locator("[data-testid='stPopoverBody']")
+    popover.get_by_text("Capability check:").wait_for(timeout=60_000)
+    line = popover.inner_text()  # it opens on an estimator that runs on the run's rollouts (answer_only ran on 0)
+    assert re.search(r"Capability check: \w+: runs on 2 of 2 records", line), line
+    popover.get_by_role("combobox", name="Estimator").click()
+    page.get_by_role("option", name="rredcot", exact=True).first.click()
+    wait_quiet(page)
+    if not popover.is_visible():  # the rerun folded it
+        page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
+    popover.get_by_text("cannot run on any of the").wait_for(timeout=60_000)
+    assert re.search(r"estimator 'rredcot' cannot run on any of the 2 traces: [^\n]*lack", popover.inner_text())
+    assert popover.get_by_role("button", name=re.compile(r"^Score \d+ distinct rollouts")).is_disabled()
+    assert not EXCEPTION_NAMES.search(body_text(page))
+    page.close()
+
+
+def test_the_train_estimate_follows_the_settings_before_start(server, browser):
+    """The estimate under the form showed the defaults until Start was pressed."""
+    page = open_page(browser, server, "train")
+    before = wait_text(page, r"Time here: [^\n]*", timeout=300).group(0)
+    assert "37 steps" not in before
+    number(page, "Steps", 37)
+    after = wait_text(page, r"Time here: [^\n]*37 steps × [^\n]*", timeout=60).group(0)
+    assert after != before and not EXCEPTION_NAMES.search(body_text(page))
+    assert page.get_by_role("button", name="Stop").count() == 0  # nothing started
+    page.close()

@@ -70,8 +70,13 @@ def test_monte_carlo_runs_in_the_background_and_joins():
     curves = figure_titled(app, "Value curves (Monte Carlo")
     assert any(trace["name"] == "mc 95% CI" for trace in curves["data"])
     cost = app.dataframe[0].value.set_index("method")
-    # the page re-used the stored rollouts, and says what drawing them cost
-    assert cost.loc["mc", "source"] == "cached" and cost.loc["mc", "tokens generated"] == job.cost["tokens_generated"]
+    # the page re-used the rollouts its job drew, says so (it said "cached"), and what drawing them cost
+    assert cost.loc["mc", "source"].startswith("computed by the Monte Carlo job at ")
+    assert cost.loc["mc", "tokens generated"] == job.cost["tokens_generated"]
+    assert cost.loc["rredcot", "source"].startswith("cached · computed at ")  # computed on the page's first run
+    app.run()  # again: nothing is computed now, and no row says it was at 0 s
+    again = app.dataframe[0].value.set_index("method")
+    assert not (again["source"] == "computed now").any() and again.loc["rredcot", "source"].startswith("cached")
     texts = [m.value for m in app.markdown]
     assert any(t.startswith("**How far to trust this comparison**") for t in texts)
     lines = next(t for t in texts if "Monte Carlo" in t and t.startswith("- ")).splitlines()
