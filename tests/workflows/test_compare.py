@@ -52,9 +52,13 @@ def test_a_cached_method_keeps_the_cost_it_had_when_computed(tiny):
     mc_result = first.methods["mc"]
     assert mc_result.cached and mc_result.cost == drawn  # not the 0 tokens it costs now
     # the run the page just finished reads as that job's, not as an old cache entry ("cached")
-    assert mc_result.cost.source(True, mc_result.computed_at, mc_result.computed_by).startswith(
-        "computed by the Monte Carlo job at "
-    ) and at == mc_result.computed_at and by == "the Monte Carlo job"
+    assert (
+        mc_result.cost.source(True, mc_result.computed_at, mc_result.computed_by).startswith(
+            "computed by the Monte Carlo job at "
+        )
+        and at == mc_result.computed_at
+        and by == "the Monte Carlo job"
+    )
     again = compare(analyzer, TRACE, segmenter, ["rredcot", "mc", "uniform"], {"mc": mc})
     assert (
         again.methods["rredcot"].cached
