@@ -45,7 +45,7 @@ def run_step_figure(steps: pd.DataFrame) -> go.Figure:
         title="Reward and credit per step", height=360, margin={"t": 70, "b": 90, "l": 40, "r": 10},
         legend={"orientation": "h", "y": -0.3},
     )  # fmt: skip
-    figure.update_xaxes(title_text="step")
+    figure.update_xaxes(title_text="step", tickformat="d", rangemode="tozero")  # whole steps, never 1.2, 1.4
     return figure
 
 

@@ -68,9 +68,10 @@ def trace_heatmap(
     for index, (text, value, tip) in enumerate(zip(texts, values, tooltips, strict=True)):
         colour = shades.colour(value)
         lines = "\n".join(f"{html.escape(k)} = {_format(v)}" for k, v in tip.items())
-        parts.append(
-            f'<span class="rc-seg" data-segment="{index + 1}" style="background:{colour}">'
-            f'<span class="rc-num">{index + 1}</span>{_body(text, collapse_chars)}'
+        lead = text[: len(text) - len(text.lstrip("\n"))]  # a line break before the segment goes before its
+        parts.append(  # number, so the number starts the line its text is on (not a line of its own)
+            f'{lead}<span class="rc-seg" data-segment="{index + 1}" style="background:{colour}">'
+            f'<span class="rc-num">{index + 1}</span>{_body(text[len(lead) :], collapse_chars)}'
             f'<span class="rc-tip">segment {index + 1}\n{lines}</span></span>'
         )
     if answer_text:

@@ -81,7 +81,7 @@ def training_curves(metrics: Any, names: Sequence[str], labels: dict[str, str] |
         margin={"t": 70, "b": 100, "l": 40, "r": 10},
         legend={"orientation": "h", "yanchor": "top", "y": -0.22 if rows == 1 else -0.1},
     )
-    figure.update_xaxes(title_text="step")
+    figure.update_xaxes(title_text="step", tickformat="d", rangemode="tozero")  # whole steps, never 1.2, 1.4
     return figure
 
 

@@ -45,6 +45,9 @@ def method_choice(trace: Trace, segmenter: Segmenter) -> list[str]:
     default = [n for n in ("rredcot", "loo", "grad_x_input", "published_mc") if n in names]
     help_text = "\n\n".join(f"**{n}**: {summary(estimators if n in estimators else attributions, n)}" for n in names)
     default = kept("compare_methods", default, lambda chosen: [n for n in chosen if n in names])
+    if "compare_methods" in st.session_state:  # set by a link (or this widget): Streamlit refuses a default too
+        st.session_state["compare_methods"] = [n for n in st.session_state["compare_methods"] if n in names]
+        default = None
     return keep("compare_methods", st.multiselect("Methods", names, default, key="compare_methods", help=help_text))
 
 

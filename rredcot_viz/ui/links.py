@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from rredcot_viz.estimators import live_estimators
+from rredcot_viz.attribution import attributions
+from rredcot_viz.estimators import estimators, live_estimators
 from rredcot_viz.model.catalogue import CATALOGUE
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.traces.trace import Trace
@@ -49,10 +50,11 @@ PARAMS = {
     "k": Param("k", "{prefix}_k"),
     "estimator": Param("estimator", "{prefix}_estimator"),
     "shade": Param("shade", "{prefix}_shade"),
+    "methods": Param("methods", "{prefix}_methods"),  # a comma list (Compare's chosen methods)
 }
 PAGE_PARAMS = {
     "inspect": ("model", "source", "collection", "trace", "scores", "segmenter", "k", "estimator", "shade"),
-    "compare": ("model", "source", "collection", "trace", "segmenter", "k"),
+    "compare": ("model", "source", "collection", "trace", "segmenter", "k", "methods"),
     "diagnose": ("model", "source", "collection", "trace", "segmenter", "k"),
 }
 
@@ -109,6 +111,14 @@ def _apply(prefix: str, name: str, value: str, given: dict[str, str]) -> str | N
         return f"estimator {as_text(value)} is not one of {', '.join(live_estimators())}"
     elif name == "shade" and value not in SHADES:
         return f"shading {as_text(value)} is not one of {', '.join(SHADES)}"
+    elif name == "methods":
+        known = [*estimators.names(), *attributions.names()]
+        chosen = [m for m in value.split(",") if m]
+        unknown = [m for m in chosen if m not in known]
+        if unknown:
+            return f"method {as_text(','.join(unknown))} is not one of {', '.join(known)}"
+        st.session_state[key] = chosen
+        return None
     elif name == "k":
         if not (value.isascii() and value.isdigit()) or not K_RANGE[0] <= int(value) <= K_RANGE[1]:
             return f"K {as_text(value)} is not a whole number from {K_RANGE[0]} to {K_RANGE[1]}"
@@ -164,6 +174,8 @@ def publish_view(prefix: str) -> None:
             value = None  # a custom model path stays out of links: a URL never names a file to load
         elif name == "collection" and source != "Stored":
             value = None
+        elif name == "methods" and isinstance(value, list):
+            value = ",".join(value)
         if value is not None and value != "":
             values[name] = str(value)
     current = {name: st.query_params.get(name) for name in PAGE_PARAMS[prefix] if name in st.query_params}

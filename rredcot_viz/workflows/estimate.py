@@ -36,7 +36,7 @@ class TimeEstimate:
     def line(self) -> str:
         return (
             f"at most about {duration(self.seconds)}: up to {self.tokens:,} generated tokens at "
-            f"{self.rate:.0f} tokens/s ({self.source})"
+            f"{rate_text(self.rate)} ({self.source})"
         )
 
 
@@ -122,12 +122,12 @@ def estimate_training(lm: LanguageModel, config: Any, store: Any, start: int = 0
         parts.append(f"{config.steps - start} steps × {rollouts // max(config.steps - start, 1)} rollouts at "
                      f"{per_rollout:.2f} s per rollout (earlier runs here)")  # fmt: skip
     if evaluations:
-        held_out = f"{evaluations} held-out evaluations of {answers} answers"
+        held_out = f"{plural(evaluations, 'held-out evaluation')} of {plural(answers, 'answer')}"
         if evaluation is None:
             parts.append(f"{held_out} (no sampling speed measured here yet)")
         else:
             seconds += evaluation.seconds
-            parts.append(f"{held_out} (at most {duration(evaluation.seconds)} at {evaluation.rate:.0f} tokens/s)")
+            parts.append(f"{held_out} (at most {duration(evaluation.seconds)} at {rate_text(evaluation.rate)})")
     known = per_rollout is not None and (not evaluations or evaluation is not None)
     return (seconds if known else None), " + ".join(parts)
 
@@ -143,6 +143,16 @@ def estimate_units(store: Any, kind: str, units: int, unit: str) -> tuple[float 
         return None, f"{units} {unit}; no such job has finished on this machine yet"
     each = seconds / measured
     return units * each, f"{units} {unit} at {each:.1f} s each (earlier jobs here)"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 answer``, ``2 answers``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def rate_text(rate: float) -> str:
+    """A generation rate as a person reads it: one decimal below 10 tokens/s (never "1 tokens/s")."""
+    return f"{rate:.1f} tokens/s" if rate < 10 else f"{rate:.0f} tokens/s"
 
 
 def time_line(seconds: float | None, how: str) -> str:

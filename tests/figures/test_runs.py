@@ -46,3 +46,4 @@ def test_reward_and_credit_per_step():
     lines = {trace.name: (list(trace.x), list(trace.y), trace.xaxis) for trace in figure.data}
     assert lines["reward (mean)"] == ([1, 2], [0.25, 0.5], "x")
     assert lines["disagreement: |RREDCoT − GRPO| per character"] == ([2], [0.3], "x2")  # no credit at step 1
+    assert figure.layout.xaxis.tickformat == figure.layout.xaxis2.tickformat == "d"  # whole steps, not 1.2, 1.4

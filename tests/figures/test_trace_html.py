@@ -30,3 +30,10 @@ def test_heatmap_carries_its_legend_counts_as_integers_and_no_tint_for_noise():
     assert 'data-segment="2" style="background:rgba(215,48,39,0.286)"' in html  # 0.10 + 0.62 * 0.3
     assert "flags = 2" in html and "flags = +2" not in html
     assert 'class="rc-legend"' not in trace_heatmap(["a"], [0.1], [{}], legend=False)
+
+
+def test_a_segment_that_starts_a_line_has_its_number_on_that_line():
+    """With the line segmenter the numbers sat on lines of their own above the text."""
+    html = trace_heatmap(["First line.", "\nSecond line."], [0.1, -0.1], [{}, {}])
+    assert '\n<span class="rc-seg" data-segment="2"' in html
+    assert '<span class="rc-num">2</span>Second line.' in html

@@ -82,6 +82,9 @@ def test_compare_and_diagnose_links_and_report_buttons():
     compare.run()
     assert compare.selectbox(key="compare_segmenter").value == "line"
     assert compare.session_state["trace_hash"] == trace.content_hash
+    assert compare.query_params["methods"] in ("rredcot,loo,grad_x_input", ["rredcot,loo,grad_x_input"])  # in the link
+    chosen = open_link({**params, "methods": "rredcot,mc"}, "pages/compare.py")  # a reload keeps mc
+    assert chosen.multiselect(key="compare_methods").value == ["rredcot", "mc"] and not chosen.exception
     assert REPORT in [b.label for b in compare.get("download_button")]
     diagnose = open_link(params, "pages/diagnose.py")
     diagnose.run()

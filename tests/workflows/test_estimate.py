@@ -83,3 +83,11 @@ def _job(job_id: str, cost: dict, status: str = "done") -> dict:
     return {"job_id": job_id, "kind": "mc", "job_key": None, "label": job_id, "status": status, "done": 1,
             "total": 1, "unit": "states", "message": "", "error": None, "result": None, "cost": cost, "pid": 1,
             "created_at": 1.0, "started_at": 1.0, "finished_at": 2.0}  # fmt: skip
+
+
+def test_counts_and_rates_read_as_words():
+    """ "1 tokens/s", "1 answers"."""
+    from rredcot_viz.workflows.estimate import plural, rate_text
+
+    assert (plural(1, "answer"), plural(3, "answer")) == ("1 answer", "3 answers")
+    assert (rate_text(1.24), rate_text(20.4)) == ("1.2 tokens/s", "20 tokens/s")
