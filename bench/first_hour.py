@@ -8,12 +8,18 @@ and cancelled, and a ProcessBench evaluation whose result must appear on the pag
 
 Last line: ``tracebacks= errors_on_defaults= recorded_scores= paste_without_solution_ok= natural_fields_ok=
 worst_first_heatmap_s= worst_trace= median_first_heatmap_s= worst_full_analysis_s= first_looks= samples=
-absolute_legend= duplicate_job_joined= cancel_latency_s= refresh_after_finish=``. The first heatmap on a cold
+absolute_legend= duplicate_job_joined= cancel_latency_s= refresh_after_finish= paste_without_reference_ok=
+report_distinct_colours= failed_job_reported= stale_run_view=``. The first heatmap on a cold
 trace is the R-hat first look; the full analysis (R-hat + v-hat) replaces it. ``absolute_legend``: the default
 heatmap's legend states the absolute scale; ``duplicate_job_joined``: a second identical Monte Carlo request
 joined the first (one job running); ``cancel_latency_s``: from the Cancel click, while the job samples, to the
 page saying it was cancelled (its redraw runs every second); ``refresh_after_finish``: the finished evaluation
-is listed on the page that started it, with no reload.
+is listed on the page that started it, with no reload. Round 3: ``paste_without_reference_ok``: a pasted trace
+with neither a reference answer nor a label gets a heatmap of credit toward its own answer, with no error;
+``report_distinct_colours``: the report downloaded from Inspect draws its series in distinct colours (not the
+placeholder #000001, #000002, ...); ``failed_job_reported``: scoring an imported RL run with an estimator that
+cannot run on it is refused before any job, saying what the rollouts lack, its button disabled; ``stale_run_view``:
+how many of two imports in one tab left the run view on the previous run.
 """
 
 from __future__ import annotations
@@ -199,6 +205,73 @@ def evaluation_appears(page, url: str) -> int:
     return int(listed and "No evaluation stored yet" not in body(page))
 
 
+EXCEPTION_NAMES = re.compile(r"\b(AttributeError|KeyError|TypeError|ValueError|IndexError|Traceback)\b")
+
+
+def paste_and_report(browser, url: str) -> tuple[int, int]:
+    """Paste a trace with no reference answer and no label: (1 if it gets a heatmap and no error, 1 if the report
+    downloaded from Inspect draws its series in two or more real colours)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 2200}, accept_downloads=True)
+    page.goto(url)
+    wait_idle(page)
+    page.get_by_text("Paste", exact=True).click()
+    quiet(page)
+    if not page.get_by_label("Question", exact=True).is_visible():  # folded once a trace was pasted
+        page.get_by_text("Paste a trace", exact=True).click()
+    page.get_by_label("Question", exact=True).fill("Tom has 3 boxes of 4 pens and gives away 1. How many pens?")
+    page.get_by_label("Reasoning and final answer", exact=True).fill(
+        "3 boxes of 4 pens make 12 pens.\nHe gives away 1, so 12 - 1 = 11.\nThe answer is 11."
+    )
+    page.get_by_label(re.compile(r"^Reference answer")).fill("")
+    page.get_by_role("button", name="Add trace").click()
+    shown = wait_text(page, r"credit toward its own final answer", 600) is not None
+    wait_idle(page)
+    ok = int(shown and errors(page) == 0 and tracebacks(page) == 0 and not EXCEPTION_NAMES.search(body(page)))
+    with page.expect_download(timeout=300_000) as download:
+        page.get_by_role("button", name="Download a shareable report (HTML)").click()
+    report = Path(download.value.path()).read_text()
+    colours = {c.lower() for c in re.findall(r'"color":\s*"(#[0-9a-fA-F]{6})"', report)}
+    page.close()
+    return ok, int(len(colours) >= 2 and not any(c.startswith("#00000") for c in colours))
+
+
+def rl_runs(browser, url: str, tmp: Path) -> tuple[int, int]:
+    """Import two verl runs in one tab, then ask to score the second with an estimator it cannot feed: (how many
+    imports left the run view on the previous run, 1 if the refusal is shown before any job)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page.goto(f"{url}/dataset")
+    wait_text(page, r"Import a dataset")
+    quiet(page)
+    stale = 0
+    for name, answer in (("first_run", "4"), ("second_run", "6")):
+        folder = tmp / name
+        folder.mkdir()
+        lines = [{"input": f"user\nWhat is {answer} + 0?\nassistant\n", "output": f"{answer} + 0 = {answer}. "
+                  f"The answer is {answer}.", "score": float(i % 2), "step": 1} for i in range(2)]  # fmt: skip
+        (folder / "1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        box = page.get_by_label("or a file or folder on this machine", exact=True)
+        if not box.is_visible():
+            page.get_by_text("Import a dataset", exact=True).click()
+        box.fill(str(folder))
+        box.press("Tab")
+        quiet(page)
+        page.get_by_role("button", name="Import").click()
+        wait_text(page, rf"{name}: 2 traces imported")
+        quiet(page)
+        stale += not page.get_by_role("combobox", name="Run").first.input_value().startswith(name)
+    page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
+    popover = page.locator("[data-testid='stPopoverBody']")
+    popover.get_by_role("combobox", name="Estimator").click()
+    page.get_by_role("option", name="rredcot", exact=True).first.click()
+    quiet(page)
+    if not popover.is_visible():
+        page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
+    refused = wait_text(page, r"estimator 'rredcot' cannot run on any of the 2 traces", 60) is not None
+    disabled = popover.get_by_role("button", name=re.compile(r"^Score \d+ distinct rollouts")).is_disabled()
+    page.close()
+    return stale, int(refused and disabled)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=0, help="open only this many samples live (0 = all)")
@@ -226,7 +299,7 @@ def main() -> None:
             page.get_by_label("Reasoning and final answer", exact=True).fill(
                 "Each bag has 5 apples.\nSo 3 * 5 = 15.\nThe answer is 15."
             )
-            page.get_by_label("Reference answer (needed for any value: it decides the outcome R)").fill("15")
+            page.get_by_label(re.compile(r"^Reference answer")).fill("15")
             page.get_by_role("button", name="Add trace").click()
             page.wait_for_selector("text=Added and selected.", timeout=60000)
             wait_idle(page)
@@ -261,6 +334,8 @@ def main() -> None:
             print(f"Monte Carlo: joined={found['duplicate_job_joined']} cancel {found['cancel_latency_s']:.2f} s")
             found["refresh_after_finish"] = evaluation_appears(page, url)
             found["tracebacks"] += tracebacks(page)
+            found["paste_without_reference_ok"], found["report_distinct_colours"] = paste_and_report(browser, url)
+            found["stale_run_view"], found["failed_job_reported"] = rl_runs(browser, url, tmp)
             browser.close()
     finally:
         process.terminate()
@@ -274,7 +349,10 @@ def main() -> None:
         f"median_first_heatmap_s={statistics.median(timings.values()):.2f} "
         f"worst_full_analysis_s={max(full.values()):.2f} first_looks={sum(PREVIEWS)} samples={len(timings)} "
         f"absolute_legend={found['absolute_legend']} duplicate_job_joined={found['duplicate_job_joined']} "
-        f"cancel_latency_s={found['cancel_latency_s']:.2f} refresh_after_finish={found['refresh_after_finish']}"
+        f"cancel_latency_s={found['cancel_latency_s']:.2f} refresh_after_finish={found['refresh_after_finish']} "
+        f"paste_without_reference_ok={found['paste_without_reference_ok']} "
+        f"report_distinct_colours={found['report_distinct_colours']} "
+        f"failed_job_reported={found['failed_job_reported']} stale_run_view={found['stale_run_view']}"
     )
 
 
