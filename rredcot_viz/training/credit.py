@@ -309,3 +309,44 @@ def couple_group(
             float(baseline),
             credit.coupling,  # type: ignore[arg-type]
         )
+
+
+@dataclass(frozen=True)
+class CreditedRow:
+    """One completion of a generation batch as every process shares it: its row in the batch, its sigmas, its
+    segments' token spans, its reward and length."""
+
+    index: int
+    sigmas: tuple[float, ...]
+    segments: tuple[tuple[int, int], ...]
+    reward: float
+    tokens: int
+
+
+@dataclass(frozen=True)
+class RowAdvantages:
+    segments: list[float]  # one per segment
+    tokens: np.ndarray  # one per completion token
+
+
+def advantages_from_sigmas(
+    rows: list[CreditedRow],
+    group_size: int,
+    credit: CreditConfig,
+    *,
+    std: StdMode = "population",
+    scale: float | None = None,
+) -> dict[int, RowAdvantages]:
+    """Each row's advantages by its batch index: rows grouped by prompt (``index // group_size``, the order TRL
+    generates in) and coupled group by group from their sigmas (``couple_group``). Pure: no model, no processes;
+    the TRL plug-in gathers the rows and calls it."""
+    groups: dict[int, list[CreditedRow]] = {}
+    for row in sorted(rows, key=lambda r: r.index):
+        groups.setdefault(row.index // group_size, []).append(row)
+    found: dict[int, RowAdvantages] = {}
+    for members in groups.values():
+        stand_ins = [TrainRollout([], [0] * r.tokens, "", r.reward, 0, segments=list(r.segments)) for r in members]
+        couple_group(stand_ins, [np.array(r.sigmas) for r in members], credit, std=std, scale=scale)
+        for row, done in zip(members, stand_ins, strict=True):
+            found[row.index] = RowAdvantages(list(done.segment_advantages), done.token_advantages)
+    return found

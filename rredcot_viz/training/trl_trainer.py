@@ -44,7 +44,13 @@ from trl import GRPOConfig, GRPOTrainer
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.training.config import CreditConfig
-from rredcot_viz.training.credit import couple_group, credit_estimator, estimator_counts, group_sigmas
+from rredcot_viz.training.credit import (
+    CreditedRow,
+    advantages_from_sigmas,
+    credit_estimator,
+    estimator_counts,
+    group_sigmas,
+)
 from rredcot_viz.training.rollouts import TrainRollout
 from rredcot_viz.training.task import Problem
 
@@ -191,29 +197,33 @@ class RREDCoTGRPOTrainer(GRPOTrainer):
                 sigmas.update(zip(members, found, strict=True))
         finally:
             policy.model.train(was_training)
-        shared = gather_object([(start + i, sigmas[i].tolist(), rollouts[i].segments, rollouts[i].reward,
-                                 len(rollouts[i].completion_ids), rollouts[i].info["credit_estimator"])
-                                for i in range(rows)])  # fmt: skip
-        by_group: dict[int, list[tuple]] = {}
-        for entry in sorted(shared, key=lambda e: e[0]):
-            by_group.setdefault(entry[0] // group_size, []).append(entry)
+        mine = [
+            (
+                CreditedRow(start + i, tuple(sigmas[i].tolist()), tuple(map(tuple, rollouts[i].segments)),
+                            rollouts[i].reward, len(rollouts[i].completion_ids)),
+                rollouts[i].info["credit_estimator"],
+            )
+            for i in range(rows)
+        ]  # fmt: skip
+        shared = gather_object(mine)  # every process's rows: a group may span processes
+        estimator_of = {row.index: name for row, name in shared}
         std, scale = self._reward_scale(all_rewards)
+        credited = advantages_from_sigmas([row for row, _ in shared], group_size, self.credit, std=std, scale=scale)
         advantages = torch.zeros(rows, width, device=output["completion_ids"].device)
         summary: list[tuple[float, str, str]] = []  # per row of every process: token mean, segments, estimator
-        for entries in by_group.values():
-            stand_ins = [TrainRollout([], [0] * n, "", reward, 0, segments=list(map(tuple, segs)))
-                         for _, _, segs, reward, n, _ in entries]  # fmt: skip
-            couple_group(stand_ins, [np.array(e[1]) for e in entries], self.credit, std=std, scale=scale)  # type: ignore[arg-type]
-            for (index, *_, estimator_name), stand_in in zip(entries, stand_ins, strict=True):
-                tokens = stand_in.token_advantages
-                segments = " / ".join(f"{a:+.2f}" for a in stand_in.segment_advantages)
-                summary.append((float(tokens.mean()) if len(tokens) else 0.0, segments, estimator_name))
-                local = index - start
-                if 0 <= local < rows:
-                    rollouts[local].segment_advantages = stand_in.segment_advantages
-                    rollouts[local].token_advantages = tokens
-                    advantages[local, : len(tokens)] = torch.as_tensor(tokens, dtype=advantages.dtype)
-        self._log_trained_advantages(mode, summary, [[e[5] for e in entries] for entries in by_group.values()])
+        for index in sorted(credited):
+            done = credited[index]
+            segments = " / ".join(f"{a:+.2f}" for a in done.segments)
+            summary.append((float(done.tokens.mean()) if len(done.tokens) else 0.0, segments, estimator_of[index]))
+            local = index - start
+            if 0 <= local < rows:
+                rollouts[local].segment_advantages = done.segments
+                rollouts[local].token_advantages = done.tokens
+                advantages[local, : len(done.tokens)] = torch.as_tensor(done.tokens, dtype=advantages.dtype)
+        by_group: dict[int, list[str]] = {}
+        for index in sorted(estimator_of):
+            by_group.setdefault(index // group_size, []).append(estimator_of[index])
+        self._log_trained_advantages(mode, summary, list(by_group.values()))
         self.last_rollouts = rollouts
         if self.store is not None and self.accelerator.is_main_process and mode == "train":
             self._store(inputs, rollouts, advantages, output["completion_mask"], group_size)

@@ -246,3 +246,29 @@ def test_constant_values_through_the_credit_path_give_grpo_advantages(policy):
         assert tokens == pytest.approx(np.full(len(tokens), baseline), abs=1e-9)
     real = advantages(estimators.get("rredcot")())
     assert max(float(np.abs(t - b).max()) for t, b in zip(real, grpo, strict=True)) > 1e-5  # 2e-4 here
+
+
+def test_advantages_from_sigmas_groups_by_prompt_and_couples_without_trl():
+    """The TRL plug-in's core, pure: rows from every process (in any order) grouped by index // group size, each
+    group coupled as ``couple_group`` couples real rollouts."""
+    from rredcot_viz.training.credit import CreditedRow, advantages_from_sigmas, couple_group
+    from rredcot_viz.training.rollouts import TrainRollout
+
+    credit = CreditConfig()
+    rows = [
+        CreditedRow(0, (0.2, 0.8), ((0, 2), (2, 4)), 1.0, 4),
+        CreditedRow(1, (-0.3, 0.3), ((0, 3), (3, 5)), 0.0, 5),
+        CreditedRow(3, (0.5, 0.5), ((0, 1), (1, 2)), 1.0, 2),
+        CreditedRow(2, (0.1, -0.1), ((0, 2), (2, 3)), 0.0, 3),
+    ]
+    found = advantages_from_sigmas(rows, 2, credit)
+    assert sorted(found) == [0, 1, 2, 3]
+    for group in ((0, 1), (2, 3)):
+        members = [next(r for r in rows if r.index == i) for i in group]
+        real = [TrainRollout([], [0] * r.tokens, "", r.reward, 0, segments=list(r.segments)) for r in members]
+        couple_group(real, [np.array(r.sigmas) for r in members], credit)
+        for row, rollout in zip(members, real, strict=True):
+            assert found[row.index].segments == rollout.segment_advantages
+            assert np.array_equal(found[row.index].tokens, rollout.token_advantages)
+    assert found[0].segments[0] > 0 > found[1].segments[0]  # a correct rollout up, a failed one down
+    assert len(found[1].tokens) == 5
