@@ -79,7 +79,7 @@ def _run_train(args: argparse.Namespace) -> int:
 
 commands.register("train")(
     Command(
-        "short online RL refinement (grpo, rredcot, rrpo, srpo) with checkpoints and stored metrics",
+        "short online RL refinement (--method: every registered training method) with checkpoints and stored metrics",
         _configure_train,
         _run_train,
     )

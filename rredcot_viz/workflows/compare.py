@@ -1,4 +1,4 @@
-"""Comparing estimators and attributions on the same segments of one trace (ANCHORS.md gap 6).
+"""Comparing estimators and attributions on the same segments of one trace (no peer tool puts them side by side).
 
 Estimators contribute their redistributed rewards sigma (and their value curves), attributions their
 per-segment scores phi; all share one segmentation, so their agreement is measured on the same units.
