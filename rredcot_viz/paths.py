@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_TRACES_DIR = PROJECT_ROOT / "sample_traces"
+SAMPLE_TRACES_DIR = Path(__file__).resolve().parent / "sample_traces"  # package data: an installed wheel has them
 
 
 def shared_data_dir() -> Path:

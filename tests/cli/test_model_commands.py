@@ -27,7 +27,7 @@ def test_analyze_in_4bit_on_the_cpu_says_what_it_loaded(tmp_path, capsys):
     folder = tmp_path / "tiny-64"
     tiny_model(0, hidden=64).save_pretrained(folder)  # bitsandbytes' 4-bit CPU kernel wants 64-weight blocks
     tiny_tokenizer().save_pretrained(folder)
-    argv = ["analyze", "sample_traces/arithmetic.jsonl", "--trace", "sample-bakery-failed", "--k", "3"]
+    argv = ["analyze", "rredcot_viz/sample_traces/arithmetic.jsonl", "--trace", "sample-bakery-failed", "--k", "3"]
     assert main([*argv, "--model", str(folder), "--quantization", "4bit", "--quant-type", "fp4"]) == 0
     out = capsys.readouterr().out
     assert "note: loaded tiny-64 in 4bit-fp4 with bitsandbytes 0.50.2 on cpu: 0.2 MB of weights" in out
