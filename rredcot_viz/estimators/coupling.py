@@ -25,14 +25,14 @@ group's population std by default, TRL's (unbiased + 1e-4) under ``std="trl"``, 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
 from rredcot_viz.errors import ConfigError
 
 CouplingMode = Literal["value_baseline", "a", "b", "c"]
-COUPLING_MODES = ("value_baseline", "a", "b", "c")
+COUPLING_MODES: tuple[str, ...] = get_args(CouplingMode)
 StdMode = Literal["population", "trl", "unbiased"]
 ZERO_STD = 1e-8
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rredcot_viz.estimators import credit_estimators
-from rredcot_viz.estimators.coupling import COUPLING_MODES
+from rredcot_viz.estimators.coupling import CouplingMode
 from rredcot_viz.segmenters import text_segmenters
 from rredcot_viz.settings import Settings, nested, setting
 
@@ -35,8 +35,8 @@ class CreditConfig(Settings):
                                   advanced=True)  # fmt: skip
     credit_scope: str = setting("reasoning", "segments cover the reasoning (the answer line takes the last one's "
                                 "credit) or the whole completion", choices=SCOPES, advanced=True)  # fmt: skip
-    coupling: str = setting("value_baseline", "how sigma becomes token advantages (docs/method.md §5; the revision's "
-                            "default keeps the outcome's sign)", choices=COUPLING_MODES)  # fmt: skip
+    coupling: CouplingMode = setting("value_baseline", "how sigma becomes token advantages (docs/method.md §5; the "
+                                     "revision's default keeps the outcome's sign)")  # fmt: skip
     coupling_lambda: float = setting(1.0, "weight of the redistributed advantage against GRPO's (0 = GRPO)",
                                      low=0.0, high=1.0)  # fmt: skip
     gae_lambda: float = setting(1.0, "value_baseline: 1 keeps sign consistency with the outcome, < 1 sharpens "

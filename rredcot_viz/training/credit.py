@@ -292,7 +292,7 @@ def couple_group(
     per_segment = segment_advantages(
         [sigmas[i] for i in kept],
         group_rewards,
-        credit.coupling,  # type: ignore[arg-type]
+        credit.coupling,
         credit.coupling_lambda,
         std,
         credit.gae_lambda,
@@ -307,7 +307,7 @@ def couple_group(
             rollout.segments,
             len(rollout.completion_ids),
             float(baseline),
-            credit.coupling,  # type: ignore[arg-type]
+            credit.coupling,
         )
 
 
