@@ -31,6 +31,9 @@ from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost, StateValues
 
 Boundaries = Literal["all", "segmenter", "states"]
+LIVE_CONTEXTS = 32
+"""Trace contexts an analyzer keeps (their token ids and segmenter input; the scores themselves live in its
+``BoundaryCache``, which is sized apart: the app's holds far more traces' scores than it keeps contexts)."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ class Analyzer:
         key = (trace.content_hash, self.config.prompt)
         if key not in self._contexts:
             self._contexts[key] = TraceContext(trace, self.lm, self.config.prompt, self.cache, self.sampler)
-            while len(self._contexts) > 32:
+            while len(self._contexts) > LIVE_CONTEXTS:
                 self._contexts.popitem(last=False)
         self._contexts.move_to_end(key)
         return self._contexts[key]

@@ -35,13 +35,18 @@ def _loaded_model(config: ModelConfig) -> LanguageModel:
     return LanguageModel.load(config)
 
 
+APP_SCORED_TRACES = 256
+"""Traces whose scores the app keeps in memory per model (every open tab's, the Dataset page's batch), on top of
+the store's copy; an analyzer's own contexts are fewer (``engine.analyzer.LIVE_CONTEXTS``)."""
+
+
 def score_cache(config: ModelConfig) -> BoundaryCache:
     return _score_cache(config.loading)
 
 
 @st.cache_resource
 def _score_cache(config: ModelConfig) -> BoundaryCache:
-    return BoundaryCache(max_contexts=256, backend=store())
+    return BoundaryCache(max_contexts=APP_SCORED_TRACES, backend=store())
 
 
 @st.cache_resource
