@@ -260,11 +260,11 @@ def rl_runs(browser, url: str, tmp: Path) -> tuple[int, int]:
         quiet(page)
         stale += not page.get_by_role("combobox", name="Run").first.input_value().startswith(name)
     page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
-    popover = page.locator("[data-testid='stPopoverBody']")
+    popover = page.locator("[data-testid='stExpander']").filter(has_text="Score rollouts with RREDCoT")
     popover.get_by_role("combobox", name="Estimator").click()
     page.get_by_role("option", name="rredcot", exact=True).first.click()
     quiet(page)
-    if not popover.is_visible():
+    if not popover.get_by_role("combobox", name="Estimator").is_visible():  # a rerun folded it
         page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
     refused = wait_text(page, r"estimator 'rredcot' cannot run on any of the 2 traces", 60) is not None
     disabled = popover.get_by_role("button", name=re.compile(r"^Score \d+ distinct rollouts")).is_disabled()

@@ -120,7 +120,7 @@ def _credit_source(store: Store, run_id: str) -> str | None:
 
 def _scoring(store: Store, config: ModelConfig, run_id: str, steps: list[int]) -> None:
     """Score one step's rollouts (or all) with the chosen segmenter and estimator, in the background."""
-    with st.popover("Score rollouts with RREDCoT"):
+    with st.expander("Score rollouts with RREDCoT"):  # not a popover: one stayed open over the results
         step = st.selectbox("Step", ["all", *steps], key="runs_score_step")
         traces = run_traces(store, run_id, None if step == "all" else int(step))
         if not traces:

@@ -497,14 +497,14 @@ def test_an_rl_run_import_opens_on_it_and_scoring_it_says_what_cannot_run(server
         urls.append(page.url)
     assert urls[0] != urls[1]  # the link names the run shown (it stayed on the first)
     page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
-    popover = page.locator("[data-testid='stPopoverBody']")
+    popover = page.locator("[data-testid='stExpander']").filter(has_text="Score rollouts with RREDCoT")
     popover.get_by_text("Capability check:").wait_for(timeout=60_000)
     line = popover.inner_text()  # it opens on an estimator that runs on the run's rollouts (answer_only ran on 0)
     assert re.search(r"Capability check: \w+: runs on 2 of 2 records", line), line
     popover.get_by_role("combobox", name="Estimator").click()
     page.get_by_role("option", name="rredcot", exact=True).first.click()
     wait_quiet(page)
-    if not popover.is_visible():  # the rerun folded it
+    if not popover.get_by_role("combobox", name="Estimator").is_visible():  # a rerun folded it
         page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
     popover.get_by_text("cannot run on any of the").wait_for(timeout=60_000)
     assert re.search(r"estimator 'rredcot' cannot run on any of the 2 traces: [^\n]*lack", popover.inner_text())
