@@ -79,8 +79,9 @@ def test_a_toy_estimator_and_segmenter_registered_at_run_time_reach_every_face()
     try:
         assert "toy_value" in live_estimators() and "toy_value" in credit_estimators()
         assert CreditConfig(estimator="toy_value").estimator == "toy_value"  # the trainer takes it
-        args = build_parser("analyze").parse_args(["analyze", "x.jsonl", "--estimator", "toy_value", "--segmenter",
-                                                   "toy_cut"])  # fmt: skip  (argparse checks its choices)
+        args = build_parser("analyze").parse_args(
+            ["analyze", "x.jsonl", "--estimator", "toy_value", "--segmenter", "toy_cut"]
+        )  # fmt: skip  (argparse checks its choices)
         assert (args.estimator, args.segmenter) == ("toy_value", "toy_cut")
     finally:
         estimators.unregister("toy_value")
