@@ -56,22 +56,15 @@ class JobStore(StoreBase):
         """Mark jobs left queued or running by a process that is gone as interrupted; returns how many. Several
         processes share the store, so a job of another process still alive (another app) is left alone."""
         with self.writing() as cur:
-            pids = [row[0] for row in cur.execute(
-                f"SELECT DISTINCT pid FROM jobs WHERE status IN {LIVE} AND pid <> ?", [alive_pid]
-            ).fetchall()]  # fmt: skip
-            gone = [pid for pid in pids if not process_alive(pid)]
-            if not gone:
-                return 0
-            marks = ", ".join("?" for _ in gone)
-            stale = cur.execute(
-                f"SELECT count(*) FROM jobs WHERE status IN {LIVE} AND pid IN ({marks})", gone
-            ).fetchone()[0]
-            cur.execute(
-                "UPDATE jobs SET status = 'interrupted', message = 'the app stopped while this job ran', "
-                f"finished_at = coalesce(finished_at, updated_at) WHERE status IN {LIVE} AND pid IN ({marks})",
-                gone,
+            return interrupt_dead(
+                cur,
+                "jobs",
+                f"status IN {LIVE}",
+                "status = 'interrupted', message = 'the app stopped while this job ran', "
+                "finished_at = coalesce(finished_at, updated_at)",
+                [],
+                alive_pid,
             )
-        return int(stale)
 
     def _job_rows(self, clause: str, params: list[Any]) -> list[dict[str, Any]]:
         with self.cursor() as cur:
@@ -83,6 +76,21 @@ class JobStore(StoreBase):
             }
             for row in rows
         ]
+
+
+def interrupt_dead(cur: Any, table: str, live: str, update: str, update_params: list[Any], alive_pid: int) -> int:
+    """Set ``update`` on the rows of ``table`` that are ``live`` (a SQL condition) but whose process is gone (a
+    killed process never closes its rows); ``alive_pid`` (this process) is left alone. Returns how many."""
+    pids = [pid for (pid,) in cur.execute(f"SELECT DISTINCT pid FROM {table} WHERE {live} AND pid <> ?",
+                                          [alive_pid]).fetchall()]  # fmt: skip
+    gone = [pid for pid in pids if not process_alive(pid)]
+    if not gone:
+        return 0
+    marks = ", ".join("?" for _ in gone)
+    where = f"{live} AND pid IN ({marks})"
+    stale = cur.execute(f"SELECT count(*) FROM {table} WHERE {where}", gone).fetchone()[0]
+    cur.execute(f"UPDATE {table} SET {update} WHERE {where}", [*update_params, *gone])
+    return int(stale)
 
 
 def process_alive(pid: int | None) -> bool:

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from rredcot_viz.store.base import StoreBase
-from rredcot_viz.store.jobs import process_alive
+from rredcot_viz.store.jobs import interrupt_dead
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,20 +78,8 @@ class RunStore(StoreBase):
         """Close the runs left ``running`` by a process that is gone (killed, crashed: it could not close them) as
         ``interrupted``; returns how many. A run of a live process (another command, the app) is left alone."""
         with self.writing() as cur:
-            pids = [p for (p,) in cur.execute("SELECT DISTINCT pid FROM runs WHERE status = 'running'").fetchall()]
-            gone = [pid for pid in pids if pid is not None and pid != os.getpid() and not process_alive(pid)]
-            if not gone:
-                return 0
-            marks = ", ".join("?" for _ in gone)
-            stale = cur.execute(
-                f"SELECT count(*) FROM runs WHERE status = 'running' AND pid IN ({marks})", gone
-            ).fetchone()[0]
-            cur.execute(
-                "UPDATE runs SET status = 'interrupted', finished_at = coalesce(finished_at, ?) "
-                f"WHERE status = 'running' AND pid IN ({marks})",
-                [time.time(), *gone],
-            )
-        return int(stale)
+            update = "status = 'interrupted', finished_at = coalesce(finished_at, ?)"
+            return interrupt_dead(cur, "runs", "status = 'running'", update, [time.time()], os.getpid())
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         """One run's row, its settings, summary and cost parsed (None where not written yet)."""
