@@ -261,8 +261,16 @@ def rl_runs(browser, url: str, tmp: Path) -> tuple[int, int]:
         stale += not page.get_by_role("combobox", name="Run").first.input_value().startswith(name)
     page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
     popover = page.locator("[data-testid='stExpander']").filter(has_text="Score rollouts with RREDCoT")
-    popover.get_by_role("combobox", name="Estimator").click()
-    page.get_by_role("option", name="rredcot", exact=True).first.click()
+    for _ in range(3):  # a rerun that lands on the click closes the menu again: open it until it shows
+        quiet(page)
+        popover.get_by_role("combobox", name="Estimator").click()
+        option = page.get_by_role("option", name="rredcot", exact=True).first
+        try:
+            option.wait_for(timeout=10_000)
+            break
+        except Exception:  # playwright's TimeoutError
+            page.keyboard.press("Escape")
+    option.click()
     quiet(page)
     if not popover.get_by_role("combobox", name="Estimator").is_visible():  # a rerun folded it
         page.get_by_text("Score rollouts with RREDCoT", exact=True).click()
