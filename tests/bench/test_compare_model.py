@@ -23,6 +23,11 @@ from rredcot_viz.model.backends import SamplerSpec
 ROOT = Path(__file__).parents[2]
 sys.path.insert(0, str(ROOT / "bench"))  # the bench scripts import their neighbours
 compare = importlib.import_module("compare")
+lean = importlib.import_module("comparison.lean")
+problems = importlib.import_module("comparison.problems")
+rows = importlib.import_module("comparison.rows")
+saved = importlib.import_module("comparison.saved")
+scoring = importlib.import_module("comparison.scoring")
 
 ARGS = argparse.Namespace(
     screen=2, seed=11, min_lines=3, exclude_seed=None, split_seed=0, segmenter="line", k=0, mc_max_tokens=8,
@@ -52,11 +57,11 @@ def drawn_trace(name: str = "t", problem: int = 0, lines: int = 4, correct: bool
 
 
 def test_gsm8k_problems_come_from_shared_data_in_a_seeded_prefix_stable_order(tiny):
-    path = compare.gsm8k_file()
+    path = problems.gsm8k_file()
     if not path.is_file():
         pytest.skip(f"{path} is absent")
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    pool = compare.problem_pool(3, 42, "gsm8k")
+    pool = problems.problem_pool(3, 42, "gsm8k")
     order = np.random.default_rng(42).permutation(len(records))
     for problem, index in zip(pool, order[:3], strict=True):
         record = records[index]
@@ -64,22 +69,22 @@ def test_gsm8k_problems_come_from_shared_data_in_a_seeded_prefix_stable_order(ti
         assert problem.answer == record["answer"].rsplit("#### ", 1)[1].strip()
         assert "<<" not in problem.solution and "####" not in problem.solution
         assert problem.source == "gsm8k"
-    assert compare.problem_pool(2, 42, "gsm8k") == pool[:2]
-    assert compare.problem_pool(3, 43, "gsm8k") != pool
+    assert problems.problem_pool(2, 42, "gsm8k") == pool[:2]
+    assert problems.problem_pool(3, 43, "gsm8k") != pool
     answer = pool[0].answer
     texts = {0: [f"We add.\nWe check.\nThe answer is {answer}.", "We add.\nWe check.\nThe answer is 123456789."]}
-    screened, drawn = compare.draw_from_samples(tiny, pool, texts, ARGS)
+    screened, drawn = problems.draw_from_samples(tiny, pool, texts, ARGS)
     assert screened == [{"problem": 0, "pass_rate": 0.5, "excluded": False}]
     assert [d["trace"] for d in drawn] == ["gsm8k-0-correct", "gsm8k-0-failed"]
-    assert drawn[0]["reference_solution"] == pool[0].solution and drawn[0]["seed"] == compare.sample_seed(11, 0, 0)
+    assert drawn[0]["reference_solution"] == pool[0].solution and drawn[0]["seed"] == problems.sample_seed(11, 0, 0)
 
 
 def test_a_trace_stopped_between_states_resumes_at_the_state_where_it_stopped():
     whole = CountingToy()
-    reference = compare.score_trace(whole, SamplerSpec().build(whole), drawn_trace(), ARGS, compare.RolloutStore())
+    reference = scoring.score_trace(whole, SamplerSpec().build(whole), drawn_trace(), ARGS, scoring.RolloutStore())
     assert reference.k == 4 and reference.usable and whole.calls == 4
     assert set(reference.scores) == {"rredcot", "answer_only", "v_hat[whole,geo_mean]", "loo", "mc1", "mc2", "mc16"}
-    assert [len(o) for o in reference.outcomes] == [compare.REFERENCE_N + 2] * 4
+    assert [len(o) for o in reference.outcomes] == [rows.REFERENCE_N + 2] * 4
 
     first = CountingToy()
     saves: list[str] = []
@@ -89,17 +94,17 @@ def test_a_trace_stopped_between_states_resumes_at_the_state_where_it_stopped():
         if len(store.rollouts) == 2:
             store.deadline = float("-inf")
 
-    store = compare.RolloutStore(on_save=on_save)
-    with pytest.raises(compare.OutOfTime):
-        compare.score_trace(first, SamplerSpec().build(first), drawn_trace(), ARGS, store)
+    store = scoring.RolloutStore(on_save=on_save)
+    with pytest.raises(scoring.OutOfTime):
+        scoring.score_trace(first, SamplerSpec().build(first), drawn_trace(), ARGS, store)
     saved = json.loads(saves[-1])  # what --out holds: each state written as it was drawn
     assert first.calls == 2 and len(saves) == 2
-    assert [len(rollouts) for rollouts in saved["rollouts"].values()] == [compare.REFERENCE_N + 2] * 2
+    assert [len(rollouts) for rollouts in saved["rollouts"].values()] == [rows.REFERENCE_N + 2] * 2
     assert len(saved["seconds"]) == 2 and saved["rows"] == {}
 
     second = CountingToy()  # the next sitting draws the two states left, then stops before the second row
     rows_put = []
-    store = compare.RolloutStore(saved, on_save=lambda: rows_put.append(len(store.rows)))
+    store = scoring.RolloutStore(saved, on_save=lambda: rows_put.append(len(store.rows)))
     original_put = store.put_row
 
     def put_then_stop(*args):
@@ -108,21 +113,21 @@ def test_a_trace_stopped_between_states_resumes_at_the_state_where_it_stopped():
 
     store.put_row = put_then_stop
     store.deadline = float("inf")
-    with pytest.raises(compare.OutOfTime):
-        compare.score_trace(second, SamplerSpec().build(second), drawn_trace(), ARGS, store)
+    with pytest.raises(scoring.OutOfTime):
+        scoring.score_trace(second, SamplerSpec().build(second), drawn_trace(), ARGS, store)
     assert second.calls == 2 and list(store.rows) == ["t|rredcot"]
     kept = json.loads(json.dumps(store.snapshot()))
 
     third = CountingToy()  # the third sitting draws nothing and takes the stored row as it was
-    store = compare.RolloutStore(kept)
-    result = compare.score_trace(third, SamplerSpec().build(third), drawn_trace(), ARGS, store)
+    store = scoring.RolloutStore(kept)
+    result = scoring.score_trace(third, SamplerSpec().build(third), drawn_trace(), ARGS, store)
     assert third.calls == 0
     assert result.outcomes == reference.outcomes
     for name, values in reference.scores.items():
         np.testing.assert_allclose(result.scores[name], values, err_msg=name)
     assert result.seconds["rredcot"] == kept["rows"]["t|rredcot"]["seconds"]
     assert result.wall_seconds == pytest.approx(sum(kept["seconds"].values()) + sum(result.seconds[n] for n in
-                                                [*compare.LEAN_ESTIMATORS, *compare.LEAN_ATTRIBUTIONS]))  # fmt: skip
+                                                [*rows.LEAN_ESTIMATORS, *rows.LEAN_ATTRIBUTIONS]))  # fmt: skip
 
 
 def test_report_from_reprints_the_issue42_last_line_from_the_saved_file(tmp_path, capsys):
@@ -130,15 +135,15 @@ def test_report_from_reprints_the_issue42_last_line_from_the_saved_file(tmp_path
     results = []
     for d in drawn:
         lm = CountingToy()
-        results.append(compare.score_trace(lm, SamplerSpec().build(lm), d, ARGS, compare.RolloutStore()))
+        results.append(scoring.score_trace(lm, SamplerSpec().build(lm), d, ARGS, scoring.RolloutStore()))
     usable = [r for r in results if r.usable]
     assert len(usable) >= 2
     for r, seconds in zip(results, (60.0, 120.0, 180.0, 240.0), strict=True):
         r.wall_seconds = seconds
-    protocol = compare.protocol_of(ARGS) | {"precision": "float32/none"}
+    protocol = saved.protocol_of(ARGS) | {"precision": "float32/none"}
     screened = [{"problem": p, "pass_rate": 0.5, "excluded": False} for p in (0, 1)]
     path = tmp_path / "run.json"
-    compare.save(path, protocol, screened, drawn, results, None, {"run": {"screen_seconds": 30.0}})
+    saved.save(path, protocol, screened, drawn, results, None, {"run": {"screen_seconds": 30.0}})
     compare.main(["--report-from", str(path)])
     line = capsys.readouterr().out.strip().splitlines()[-1]
     fields = dict(item.split("=", 1) for item in line.split())
@@ -158,8 +163,8 @@ def test_report_from_reprints_the_issue42_last_line_from_the_saved_file(tmp_path
 
 
 def test_problems_are_resampled_whole_by_the_bootstrap():
-    results = [compare.TraceResult(None, problem, "selection", 4, np.zeros(4), np.zeros(4)) for problem in (3, 3, 7)]
-    agreeing, pairs = compare.by_problem(results, (np.array([1.0, 2.0, 3.0]), np.array([3.0, 3.0, 3.0])))
+    results = [rows.TraceResult(None, problem, "selection", 4, np.zeros(4), np.zeros(4)) for problem in (3, 3, 7)]
+    agreeing, pairs = lean.by_problem(results, (np.array([1.0, 2.0, 3.0]), np.array([3.0, 3.0, 3.0])))
     assert agreeing.tolist() == [3.0, 3.0] and pairs.tolist() == [6.0, 3.0]
 
 
@@ -186,10 +191,10 @@ def test_the_issue42_protocol_runs_on_a_tiny_random_model_on_the_gpu():
     lm = LanguageModel(tiny_model(0).to("cuda"), tiny_tokenizer(), name="tiny", fingerprint="tiny-cuda", device="cuda")
     args = argparse.Namespace(**(vars(ARGS) | {"segmenter": "hybrid", "k": 3, "mc_max_tokens": 6}))
     drawn = drawn_trace() | {"prompt": lm.format_prompt("2 + 3?")}
-    result = compare.score_trace(lm, SamplerSpec().build(lm), drawn, args, compare.RolloutStore())
-    assert result.k == 3 and [len(o) for o in result.outcomes] == [compare.REFERENCE_N + 2] * 3
-    trace = compare.as_trace(drawn, lm.name)
+    result = scoring.score_trace(lm, SamplerSpec().build(lm), drawn, args, scoring.RolloutStore())
+    assert result.k == 3 and [len(o) for o in result.outcomes] == [rows.REFERENCE_N + 2] * 3
+    trace = problems.as_trace(drawn, lm.name)
     config = AnalysisConfig(scope="whole", boundaries="segmenter")
-    for row, (name, options) in compare.estimator_rows("issue42").items():
-        analysis = Analyzer(lm, config).analyze(trace, compare.segmenter_of(args), estimators.get(name)(**options))
+    for row, (name, options) in rows.estimator_rows("issue42").items():
+        analysis = Analyzer(lm, config).analyze(trace, scoring.segmenter_of(args), estimators.get(name)(**options))
         assert len(analysis.sigma) == 3 and np.isfinite(analysis.sigma).all(), row
