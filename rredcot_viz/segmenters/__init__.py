@@ -4,27 +4,35 @@
 from rredcot_viz.segmenters import hybrid, keyword, lines, sentence  # noqa: F401, I001
 from rredcot_viz.segmenters import fixed, words, adaptive, delimiter, given  # noqa: F401
 from rredcot_viz.segmenters.base import (
+    DEFAULT_SEGMENTER,
     MergeStep,
     Segment,
     Segmentation,
     Segmenter,
     SegmenterConfig,
     SegmenterInput,
+    delimiter_segmenter,
+    exact_count_segmenter,
     segmenter_takes_count,
     segmenters,
+    steps_segmenter,
     text_segmenters,
 )
 from rredcot_viz.segmenters.scope import reasoning_end
 
 __all__ = [
+    "DEFAULT_SEGMENTER",
     "MergeStep",
     "Segment",
     "Segmentation",
     "Segmenter",
     "SegmenterConfig",
     "SegmenterInput",
+    "delimiter_segmenter",
+    "exact_count_segmenter",
     "reasoning_end",
     "segmenter_takes_count",
     "segmenters",
+    "steps_segmenter",
     "text_segmenters",
 ]

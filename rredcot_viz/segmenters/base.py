@@ -131,8 +131,9 @@ class SegmenterConfig(Settings):
 
 class Segmenter(ABC):
     """Cuts a region into segments. Subclasses set ``name``, ``Config``, ``provenance`` and declare their
-    capabilities (``text_based``, ``targets_count``, ``needs``, ``follows_steps``, ``scored_up_front``), which the
-    pickers, the analyzer and the trainer select by (``segmenters.having(targets_count=True)``)."""
+    capabilities (``text_based``, ``targets_count``, ``needs``, ``follows_steps``, ``scored_up_front``,
+    ``replays_merges``, ``cuts_at_delimiter``, ``exact_count``), which the pickers, the analyzer and the trainer
+    select by (``segmenters.having(targets_count=True)``), never by name."""
 
     name: ClassVar[str]
     Config: ClassVar[type[SegmenterConfig]] = SegmenterConfig
@@ -142,6 +143,9 @@ class Segmenter(ABC):
     needs: ClassVar[tuple[str, ...]] = ()  # what it needs of a trace: ``traces.needs.NEED_TEXT`` names
     follows_steps: ClassVar[bool] = False  # its segments are the trace's own steps (their labels line up)
     scored_up_front: ClassVar[bool] = False  # its default cuts are among those the analyzer's first call scores
+    replays_merges: ClassVar[bool] = False  # records merges that ``replay`` steps through (the Inspect stepper)
+    cuts_at_delimiter: ClassVar[bool] = False  # its config's ``delimiter`` is where it cuts (a thought's end)
+    exact_count: ClassVar[bool] = False  # any text of at least K words gets exactly K pieces (a short reset parent)
 
     def __init__(self, config: SegmenterConfig | None = None, **overrides: Any):
         base = config or self.Config()
@@ -166,13 +170,41 @@ class Segmenter(ABC):
         cuts, kinds = clean_cuts(inp, cuts, kinds)
         return build_segmentation(self.name, inp, cuts, kinds, extras)
 
+    @classmethod
+    def k_reach(cls, inp: SegmenterInput) -> int | None:
+        """The largest K this segmenter can cut ``inp`` into (None: it takes no K), so a K picker is bounded by
+        the chosen segmenter's own pieces: by default, the pieces it cuts with no K."""
+        if not cls.targets_count:
+            return None
+        return len(cls(k=None).candidate_cuts(inp)) + 1
+
+    def replay(self, segmentation: Segmentation, inp: SegmenterInput, step: int) -> Segmentation:
+        """``segmentation`` as it was after ``step`` of its recorded merges (segmenters that ``replays_merges``)."""
+        raise NotImplementedError(f"segmenter {self.name!r} records no merges to replay")
+
 
 segmenters: Registry[type[Segmenter]] = Registry("segmenter")
+DEFAULT_SEGMENTER = "hybrid"  # what every face and the trainer start on (RREDCoT's own, docs/method.md §2.2)
 
 
 def segmenter_takes_count(name: str) -> bool:
     """Whether segmenter ``name`` cuts to a target count K, so a caller with a K (the trainer) hands it over."""
     return segmenters.get(name).targets_count
+
+
+def steps_segmenter() -> Segmenter:
+    """The segmenter whose segments are the trace's own steps (``follows_steps``), so step labels line up."""
+    return segmenters.get(segmenters.having(follows_steps=True)[0])()
+
+
+def delimiter_segmenter(delimiter: str) -> Segmenter:
+    """The segmenter that cuts after ``delimiter`` (``cuts_at_delimiter``): a completion's thoughts."""
+    return segmenters.get(segmenters.having(cuts_at_delimiter=True)[0])(delimiter=delimiter)
+
+
+def exact_count_segmenter(k: int) -> Segmenter:
+    """A segmenter that cuts any text of at least ``k`` words into exactly ``k`` pieces (``exact_count``)."""
+    return segmenters.get(segmenters.having(exact_count=True)[0])(k=k)
 
 
 def text_segmenters() -> list[str]:

@@ -32,6 +32,7 @@ class DelimiterSegmenterConfig(SegmenterConfig):
 @segmenters.register("delimiter")
 class DelimiterSegmenter(Segmenter):
     name = "delimiter"
+    cuts_at_delimiter = True
     Config = DelimiterSegmenterConfig
     provenance = "RRPO/SRPO thought delimiter (arXiv 2605.25507); Math-Shepherd step tag"
 

@@ -31,6 +31,11 @@ class FixedTokensSegmenter(Segmenter):
     targets_count = True
     Config = FixedTokensSegmenterConfig
 
+    @classmethod
+    def k_reach(cls, inp: SegmenterInput) -> int | None:
+        """One token per segment at most (with no K it cuts every ``length`` tokens, fewer pieces)."""
+        return inp.n_tokens
+
     def propose(self, inp: SegmenterInput) -> tuple[list[int], list[str], dict[str, Any]]:
         length = math.ceil(inp.n_tokens / self.config.k) if self.config.k else self.config.length
         cuts = []

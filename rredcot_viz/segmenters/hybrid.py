@@ -75,6 +75,7 @@ class HybridSegmenter(Segmenter):
 
     name = "hybrid"
     targets_count = True
+    replays_merges = True
     Config = HybridSegmenterConfig
     provenance = "paper (arXiv 2606.06475); merge scores, keywords and K=12 are design choices"
 
@@ -91,6 +92,9 @@ class HybridSegmenter(Segmenter):
         merged, history = merge_pieces([0, *cuts, inp.n_tokens], inp.entropies, k, self.config.merge_score)
         extras = {"initial_cuts": cuts, "merge_history": history, "warnings": warnings}
         return merged, [kind_of[c] for c in merged], extras
+
+    def replay(self, segmentation: Segmentation, inp: SegmenterInput, step: int) -> Segmentation:
+        return replay(segmentation, inp, step)
 
 
 def replay(segmentation: Segmentation, inp: SegmenterInput, step: int) -> Segmentation:

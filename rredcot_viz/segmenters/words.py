@@ -37,6 +37,7 @@ def word_starts(inp: SegmenterInput) -> list[int]:
 class WordStartsSegmenter(Segmenter):
     name = "word_starts"
     targets_count = True
+    exact_count = True
     Config = WordStartsSegmenterConfig
 
     def propose(self, inp: SegmenterInput) -> tuple[list[int], list[str], dict[str, Any]]:

@@ -30,7 +30,7 @@ from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.scoring.plan import ResponseTokens, ScoringSubject, plan_items
-from rredcot_viz.segmenters import segmenter_takes_count, segmenters
+from rredcot_viz.segmenters import delimiter_segmenter, segmenter_takes_count, segmenters
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.config import CreditConfig
@@ -44,7 +44,7 @@ def credit_segmenter(credit: CreditConfig, text: str) -> Segmenter:
     with ``credit.step_delimiter`` (the RRPO/SRPO thought MDP, docs/method.md §1.3), else ``credit.segmenter`` with
     at most ``credit.segments`` segments."""
     if credit.step_delimiter and credit.step_delimiter in text:
-        return segmenters.get("delimiter")(delimiter=credit.step_delimiter)
+        return delimiter_segmenter(credit.step_delimiter)
     if segmenter_takes_count(credit.segmenter):
         return segmenters.get(credit.segmenter)(k=credit.segments)
     return segmenters.get(credit.segmenter)()
@@ -105,7 +105,7 @@ def rollout_subject(problem: Problem, rollout: TrainRollout, response: ResponseT
 
 
 @dataclass
-class _RolloutPlan:
+class RolloutPlan:
     """What one rollout asks to be scored: per series, the index of each state's request in ``requests``."""
 
     series: list[ScoreSeries]
@@ -115,9 +115,10 @@ class _RolloutPlan:
     target_lengths: dict[str, int]
 
 
-class _GroupPlanner:
+class GroupPlanner:
     """Segments and plans the rollouts of one group (memoising the encoded texts), and turns each rollout's
-    log-probs into values and sigma."""
+    log-probs into values and sigma. Public so that another packing of the same requests (bench/credit_cost.py's
+    control, which re-encodes every prefix) scores exactly what ``group_sigmas`` scores."""
 
     def __init__(
         self,
@@ -135,7 +136,7 @@ class _GroupPlanner:
             self._encoded[text] = tuple(self.policy.encode(text))
         return self._encoded[text]
 
-    def plan(self, rollout: TrainRollout) -> _RolloutPlan:
+    def plan(self, rollout: TrainRollout) -> RolloutPlan:
         response = rollout_response(self.policy, rollout)
         if rollout.segments:
             prefixes = [rollout.segments[0][0], *(end for _, end in rollout.segments)]
@@ -153,9 +154,9 @@ class _GroupPlanner:
             for name, row in items.items()
         }
         lengths = {s.name: len(self.encode(s.target)) for s in series}
-        return _RolloutPlan(series, len(prefixes), list(unique), slots, lengths)
+        return RolloutPlan(series, len(prefixes), list(unique), slots, lengths)
 
-    def sigma(self, rollout: TrainRollout, plan: _RolloutPlan, logprobs: list[np.ndarray]) -> np.ndarray:
+    def sigma(self, rollout: TrainRollout, plan: RolloutPlan, logprobs: list[np.ndarray]) -> np.ndarray:
         # the terminal state's log-probs are never read (its value is the reward): a zero filler
         scores = {
             name: [logprobs[i] for i in row] + [np.zeros(plan.target_lengths[name])] for name, row in plan.slots.items()
@@ -167,7 +168,7 @@ class _GroupPlanner:
         return sigma
 
 
-def _scorable(rollout: TrainRollout) -> bool:
+def scorable(rollout: TrainRollout) -> bool:
     """A rollout with text to credit and a reward (TRL marks a row every reward function declined as NaN)."""
     return bool(rollout.completion_ids) and bool(rollout.text.strip()) and bool(np.isfinite(rollout.reward))
 
@@ -187,15 +188,15 @@ def group_sigmas(
     A rollout not yet segmented is segmented per ``credit``; without entropies in its info (the TRL path) it gets
     those of this same pass, so no extra forward pass is spent on them. A rollout with no text or no reward
     gets sigma ``[reward]``. ``progress(done, total)`` per rollout (it may raise to cancel)."""
-    planner = _GroupPlanner(policy, credit, estimator, prompt, problem)
+    planner = GroupPlanner(policy, credit, estimator, prompt, problem)
     for rollout in rollouts:
         rollout.info["credit_estimator"] = estimator.name
-    scored = [i for i, rollout in enumerate(rollouts) if _scorable(rollout)]
+    scored = [i for i, rollout in enumerate(rollouts) if scorable(rollout)]
     for rollout in rollouts:
-        if not _scorable(rollout) and not rollout.segments:
+        if not scorable(rollout) and not rollout.segments:
             segment_rollout(policy, rollout, credit)
     needs_stats = any(not rollouts[i].segments and rollouts[i].info.get("entropies") is None for i in scored)
-    plans: dict[int, _RolloutPlan] = {}
+    plans: dict[int, RolloutPlan] = {}
 
     def plan(branch: int, stats: TokenStats | None) -> list[Continuation]:
         rollout = rollouts[scored[branch]]
@@ -219,41 +220,6 @@ def group_sigmas(
     sigmas = [np.array([rollout.reward]) for rollout in rollouts]
     for branch, index in enumerate(scored):
         sigmas[index] = planner.sigma(rollouts[index], plans[branch], found[branch])
-    return sigmas
-
-
-def _prompt_packed_sigmas(
-    policy: LanguageModel,
-    credit: CreditConfig,
-    estimator: ValueEstimator,
-    prompt: list[int],
-    rollouts: list[TrainRollout],
-    problem: Problem,
-) -> list[np.ndarray]:
-    """The former packing, kept as bench/credit_cost.py's control and the equality test's reference: every
-    state of every rollout re-encodes its rollout prefix as a continuation of the prompt (cost ~ K x T)."""
-    planner = _GroupPlanner(policy, credit, estimator, prompt, problem)
-    plans: dict[int, _RolloutPlan] = {}
-    unique: dict[Continuation, int] = {}
-    rows: dict[int, list[int]] = {}
-    for index, rollout in enumerate(rollouts):
-        rollout.info["credit_estimator"] = estimator.name
-        if not _scorable(rollout):
-            if not rollout.segments:
-                segment_rollout(policy, rollout, credit)
-            continue
-        plans[index] = planner.plan(rollout)
-        rows[index] = [
-            unique.setdefault(
-                Continuation(len(prompt), tuple(rollout.completion_ids[: r.cut - len(prompt)]) + r.context, r.target),
-                len(unique),
-            )
-            for r in plans[index].requests
-        ]
-    scores = policy.score_continuations(prompt, list(unique), operation="credit").logprobs if unique else []
-    sigmas = [np.array([rollout.reward]) for rollout in rollouts]
-    for index, plan in plans.items():
-        sigmas[index] = planner.sigma(rollouts[index], plan, [scores[i] for i in rows[index]])
     return sigmas
 
 
