@@ -42,15 +42,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.packing import Continuation
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.training import CreditConfig, Trainer, builtin_split, quick
 from rredcot_viz.training.credit import (
-    _GroupPlanner,
-    _prompt_packed_sigmas,
-    _scorable,
+    GroupPlanner,
+    RolloutPlan,
     credit_estimator,
     group_sigmas,
+    scorable,
     segment_rollout,
 )
 from rredcot_viz.training.rollouts import TrainRollout
@@ -114,10 +116,40 @@ def narrow_lm(tokenizer, device: str) -> LanguageModel:
     return random_lm(tokenizer, shape, device, torch.float32, "narrow-random")
 
 
-def force_full_length(lm: LanguageModel) -> None:
-    """Every rollout runs to ``max_new_tokens``: no end-of-sequence id, no stop string, no answer stop."""
-    lm._eos_ids = lambda: set()  # type: ignore[method-assign]
-    lm._stop_reason = lambda produced, config: None  # type: ignore[method-assign]
+def prompt_packed_sigmas(
+    policy: LanguageModel,
+    credit: CreditConfig,
+    estimator: ValueEstimator,
+    prompt: list[int],
+    rollouts: list[TrainRollout],
+    problem: Problem,
+) -> list[np.ndarray]:
+    """The former packing, the control (and tests/bench's reference for ``group_sigmas``): the same requests as
+    ``group_sigmas`` (the trainer's ``GroupPlanner``), but every state of every rollout re-encodes its rollout
+    prefix as a continuation of the prompt (cost ~ K x T)."""
+    planner = GroupPlanner(policy, credit, estimator, prompt, problem)
+    plans: dict[int, RolloutPlan] = {}
+    unique: dict[Continuation, int] = {}
+    rows: dict[int, list[int]] = {}
+    for index, rollout in enumerate(rollouts):
+        rollout.info["credit_estimator"] = estimator.name
+        if not scorable(rollout):
+            if not rollout.segments:
+                segment_rollout(policy, rollout, credit)
+            continue
+        plans[index] = planner.plan(rollout)
+        rows[index] = [
+            unique.setdefault(
+                Continuation(len(prompt), tuple(rollout.completion_ids[: r.cut - len(prompt)]) + r.context, r.target),
+                len(unique),
+            )
+            for r in plans[index].requests
+        ]
+    scores = policy.score_continuations(prompt, list(unique), operation="credit").logprobs if unique else []
+    sigmas = [np.array([rollout.reward]) for rollout in rollouts]
+    for index, plan in plans.items():
+        sigmas[index] = planner.sigma(rollouts[index], plan, [scores[i] for i in rows[index]])
+    return sigmas
 
 
 def working_group(lm: LanguageModel, problem: Problem, length: int, seed: int) -> tuple[list[int], list[TrainRollout]]:
@@ -164,11 +196,11 @@ def floor_tokens(lm: LanguageModel, credit: CreditConfig, problem: Problem, prom
     cut predicts what follows it); each continuation's context and target but its last token (predicted, never
     read), positions that continuations after the same cut share counted once (a prompt-only cut is the same in
     every rollout). Counted from the credit plan, not from the meter, so it checks the packing."""
-    planner = _GroupPlanner(lm, credit, credit_estimator(credit, problem), prompt, problem)
+    planner = GroupPlanner(lm, credit, credit_estimator(credit, problem), prompt, problem)
     sequence = len(prompt)
     positions: set[tuple] = set()
     for index, rollout in enumerate(rollouts):
-        if not _scorable(rollout):
+        if not scorable(rollout):
             continue
         requests = planner.plan(rollout).requests
         sequence += max(max(r.cut for r in requests) - len(prompt), 0)
@@ -196,7 +228,7 @@ def token_table(lm: LanguageModel, lengths: list[int], ks: list[int]) -> tuple[f
             for rollout in rollouts:  # as the sampler does while sampling: not part of the credit call
                 segment_rollout(lm, rollout, credit)
             today = run_credit(lm, group_sigmas, credit, problem, prompt, rollouts)
-            control = run_credit(lm, _prompt_packed_sigmas, credit, problem, prompt, rollouts)
+            control = run_credit(lm, prompt_packed_sigmas, credit, problem, prompt, rollouts)
             r_hat = run_credit(lm, group_sigmas, replace(credit, estimator="answer_only"), problem, prompt, rollouts)
             completion = sum(len(r.completion_ids) for r in rollouts)
             differs = max(float(np.abs(a - b).max()) for a, b in zip(today.sigmas, control.sigmas, strict=True))
@@ -221,7 +253,7 @@ def step_times(lm: LanguageModel, length: int, steps: int, k: int, control_steps
         config = quick(method, steps=steps, prompts_per_step=1, group_size=GROUP, max_new_tokens=length,
                        eval_every=0, segments=k, seed=0)  # fmt: skip
         trainers[method] = Trainer(lm, config, train, held_out, run_id=f"credit-cost-{method}")
-        force_full_length(trainers[method].policy)
+        trainers[method].policy.stop_early = False  # every rollout runs to the full length
         warm = trainers[method].policy  # first calls allocate: keep that out of the first timed step
         warm.sample([trainers[method].sampler.prompt_ids(train[0])], [0], SamplingConfig(max_new_tokens=4))
     print(f"\npart 2: one prompt x {GROUP} rollouts of {length} tokens, K = {k}, {lm.name} on {lm.device}")
@@ -239,7 +271,7 @@ def step_times(lm: LanguageModel, length: int, steps: int, k: int, control_steps
         ratios.append(rredcot["seconds"] / grpo["seconds"])
         shown = "-"
         if step <= control_steps:  # the control's credit on the same rollouts (it costs K x T: not every step)
-            control = run_credit(lm=trainer.policy, score=_prompt_packed_sigmas, credit=credit, problem=problem,
+            control = run_credit(lm=trainer.policy, score=prompt_packed_sigmas, credit=credit, problem=problem,
                                  prompt=trainer.sampler.prompt_ids(problem), rollouts=groups[0].rollouts)  # fmt: skip
             shown = f"{control.seconds:16.1f} {control.seconds / rest:13.2f}"
         print(f"{step:4d} {grpo['seconds']:7.1f} {rredcot['seconds']:9.1f} {ratios[-1]:6.2f} "

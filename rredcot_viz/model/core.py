@@ -54,6 +54,9 @@ class ModelCore:
         # passes (bench/scoring.py: 256 tokens 12.9 s, 1024 tokens 15.1 s); a GPU prefers large batches.
         self.pack_tokens = pack_tokens or (4096 if self.device.startswith("cuda") else 256)
         self.meter = CostMeter()
+        # False: sampling runs every row to max_new_tokens, past end-of-sequence ids, stop strings and stated answers
+        # (a bench that times fixed lengths: bench/credit_cost.py)
+        self.stop_early = True
         self.lock = threading.RLock()
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token

@@ -244,7 +244,7 @@ class Generating(ModelCore):
         return Generation(prompt_length, kept, self._decode_generation(kept, config.stop_strings), finish_reason, seed)
 
     def _stop_reason(self, produced: list[int], config: SamplingConfig) -> str | None:
-        if not (config.stop_strings or config.stop_on_answer):
+        if not self.stop_early or not (config.stop_strings or config.stop_on_answer):
             return None
         tail = self.tokenizer.decode(produced[-16:], skip_special_tokens=True)
         if any(stop in tail for stop in config.stop_strings):
@@ -264,6 +264,8 @@ class Generating(ModelCore):
         return text
 
     def _eos_ids(self) -> set[int]:
+        if not self.stop_early:
+            return set()
         ids = {self.tokenizer.eos_token_id}
         generation_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         if isinstance(generation_eos, int):
