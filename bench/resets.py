@@ -26,6 +26,8 @@ import torch
 from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
+from rredcot_viz.scoring.plan import ResponseTokens
+from rredcot_viz.segmenters import segmenters
 from rredcot_viz.training import builtin_split, quick
 from rredcot_viz.training.methods.base import SampleRequest
 from rredcot_viz.training.methods.resets import ResetConfig, parent_steps
@@ -42,11 +44,23 @@ def selection_problems(count: int) -> list:
     return pool[:count]
 
 
+def former_step_count(lm: LanguageModel, parent: TrainRollout, config: ResetConfig) -> int:
+    """The control: the parent's step count under the former cut, the trainer's except that a parent the trainer
+    cuts at word starts (too few line pieces) was cut by ``fixed_tokens``."""
+    steps = parent_steps(lm, parent, config)
+    if parent.info["reset_segmenter"] != "word_starts":
+        return len(steps)
+    entropies = parent.info.get("entropies")
+    response = ResponseTokens.from_ids(lm, parent.completion_ids)
+    inp = response.segmenter_input("whole", None if entropies is None else np.asarray(entropies))
+    return len(segmenters.get("fixed_tokens")(k=config.reset_steps).segment(inp).segments)
+
+
 def cut_figures(lm: LanguageModel, parents: list[TrainRollout], config: ResetConfig) -> tuple[dict, dict]:
     """The parents' step counts H under ``config``'s cut and under the former one (the control): mean 1/H, the
     share with fewer than 4 steps, and how many parents have each H."""
     steps = np.array([len(parent_steps(lm, p, config)) for p in parents])
-    former = np.array([len(parent_steps(lm, p, config, short_parent_cut="fixed_tokens")) for p in parents])
+    former = np.array([former_step_count(lm, p, config) for p in parents])
     row = {
         "uniform_empty_chance": float(np.mean(1 / steps)),
         "former_uniform_empty_chance": float(np.mean(1 / former)),

@@ -60,12 +60,9 @@ class ResetConfig(TrainConfig):
                                       advanced=True)  # fmt: skip
 
 
-def parent_steps(
-    policy: LanguageModel, parent: TrainRollout, config: ResetConfig, short_parent_cut: str = "word_starts"
-) -> list[tuple[int, int]]:
+def parent_steps(policy: LanguageModel, parent: TrainRollout, config: ResetConfig) -> list[tuple[int, int]]:
     """The parent's steps as completion-token spans covering it end to end (see the module note); records their
-    character spans (``reset_step_chars``) and the segmenter that cut them (``reset_segmenter``).
-    ``short_parent_cut`` cuts a parent with fewer line pieces than ``reset_steps`` (bench/resets.py compares)."""
+    character spans (``reset_step_chars``) and the segmenter that cut them (``reset_segmenter``)."""
     response = ResponseTokens.from_ids(policy, parent.completion_ids)
     if not response.n_tokens or not response.text.strip():
         parent.info.update(reset_step_chars=[(0, len(response.text))], reset_segmenter="none")
@@ -78,7 +75,7 @@ def parent_steps(
     else:
         segmentation = segmenters.get("hybrid")(k=config.reset_steps).segment(inp)
         if len(segmentation.segments) < config.reset_steps:
-            segmentation = segmenters.get(short_parent_cut)(k=config.reset_steps).segment(inp)
+            segmentation = segmenters.get("word_starts")(k=config.reset_steps).segment(inp)
     parent.info["reset_step_chars"] = [segment.char_span for segment in segmentation.segments]
     parent.info["reset_segmenter"] = segmentation.strategy
     return list(pairwise(segmentation.state_prefixes))
