@@ -2,8 +2,8 @@
 
 Per trace: Spearman (Pearson of average ranks), Kendall tau-b, Pearson, top-k overlap and sign agreement,
 as matrices over all selected methods. A constant vector makes the rank statistics undefined: they are NaN,
-and aggregates over traces leave such traces out and say how many. Over a set of traces: mean, median,
-count and a bootstrap 95% interval of the mean.
+and aggregates over traces leave such traces out. Over a set of traces: per-trace agreement with a reference,
+the same for the controls, pooled pairwise order and Monte Carlo's split-half agreement with itself.
 """
 
 from __future__ import annotations
@@ -11,13 +11,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from rredcot_viz.errors import UnknownNameError
 from rredcot_viz.registry import Registry
-from rredcot_viz.stats import bootstrap_mean
 
 metrics: Registry[Callable[[np.ndarray, np.ndarray], float]] = Registry("agreement metric")
 
@@ -99,33 +97,6 @@ def agreement_matrix(scores: dict[str, np.ndarray], metric: str = "spearman") ->
         if i <= j:
             matrix[i, j] = matrix[j, i] = function(scores[names[i]], scores[names[j]])
     return names, matrix
-
-
-@dataclass
-class AgreementSummary:
-    pair: tuple[str, str]
-    metric: str
-    mean: float
-    median: float
-    low: float  # bootstrap 95% interval of the mean
-    high: float
-    count: int  # traces with a defined value
-    left_out: int  # traces where the statistic was undefined (a constant vector)
-
-
-def summarize(
-    per_trace: list[dict[str, np.ndarray]], pair: tuple[str, str], metric: str = "spearman"
-) -> AgreementSummary:
-    """Aggregate one metric for one pair of methods over traces (NaN traces left out and counted)."""
-    function = metrics.get(metric)
-    values = np.array(
-        [function(scores[pair[0]], scores[pair[1]]) for scores in per_trace if pair[0] in scores and pair[1] in scores]
-    )
-    defined = values[~np.isnan(values)]
-    low, high = bootstrap_mean(defined)
-    mean = float(defined.mean()) if len(defined) else math.nan
-    median = float(np.median(defined)) if len(defined) else math.nan
-    return AgreementSummary(pair, metric, mean, median, low, high, len(defined), len(values) - len(defined))
 
 
 CONTROLS = ("last_segment", "position", "reverse_position", "random")
