@@ -1,30 +1,9 @@
-"""RREDCoT Explorer, the Streamlit face of ``rredcot_viz``: navigation and cached resources only."""
+"""RREDCoT Explorer in a checkout: ``streamlit run app.py`` (what ``scripts/dev app`` does).
 
-from __future__ import annotations
+A thin shim: the app lives in the package (``rredcot_viz/app``), so an installed wheel starts the same app with
+``rredcot-viz app``.
+"""
 
-import streamlit as st
+from rredcot_viz.app.main import main
 
-from rredcot_viz.errors import RredcotError
-from rredcot_viz.ui import resources
-from rredcot_viz.ui.jobs import jobs_panel
-
-st.set_page_config(page_title="RREDCoT Explorer", layout="wide")
-
-try:
-    resources.store()
-    resources.samples()
-except RredcotError as error:
-    st.error(str(error))
-    st.stop()
-
-pages = [
-    st.Page("pages/inspect.py", title="Inspect", icon="🔎", default=True),
-    st.Page("pages/compare.py", title="Compare", icon="⚖️"),
-    st.Page("pages/dataset.py", title="Dataset", icon="🗂️"),
-    st.Page("pages/diagnose.py", title="Diagnose", icon="🩺"),
-    st.Page("pages/train.py", title="Train", icon="🏋️"),
-    st.Page("pages/learn.py", title="Learn", icon="🎓"),
-]
-navigation = st.navigation(pages)
-jobs_panel()
-navigation.run()
+main()

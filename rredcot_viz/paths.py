@@ -4,7 +4,9 @@ Environment variables override every default:
 
 - ``RREDCOT_SHARED_DATA``: external datasets (default ``<project>/../shared/data``), read-only.
 - ``RREDCOT_CACHE_DIR``: converted model copies and fetched optional models (default ``~/.cache/rredcot_viz``).
-- ``RREDCOT_DATA_DIR``: the project's own writable data (DuckDB store, run outputs; default ``<project>/data``).
+- ``RREDCOT_DATA_DIR``: the project's own writable data (DuckDB store, run outputs; default ``<project>/data`` in
+  a checkout, ``$XDG_DATA_HOME/rredcot_viz`` (``~/.local/share/rredcot_viz``) for an installed package, whose own
+  folder may be read-only and is replaced on upgrade).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+IN_CHECKOUT = (PROJECT_ROOT / "pyproject.toml").exists()  # False when imported from an installed wheel
 SAMPLE_TRACES_DIR = Path(__file__).resolve().parent / "sample_traces"  # package data: an installed wheel has them
 
 
@@ -26,4 +29,8 @@ def cache_dir() -> Path:
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get("RREDCOT_DATA_DIR", PROJECT_ROOT / "data"))
+    if IN_CHECKOUT:
+        default = PROJECT_ROOT / "data"
+    else:
+        default = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "rredcot_viz"
+    return Path(os.environ.get("RREDCOT_DATA_DIR", default))

@@ -25,7 +25,7 @@ LAYERS = [  # bottom first; a module may import its own layer and every layer ab
     {"jobs"},
     {"workflows"},
     {"figures"},
-    {"ui", "cli", "api"},
+    {"ui", "cli", "api", "app"},
     {"__main__"},
 ]
 ROOT = Path(rredcot_viz.__file__).parent

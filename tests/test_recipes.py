@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.cli.model_commands import add_sampler_arguments, sampler_spec_from_args
 from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
@@ -142,13 +143,13 @@ def test_the_trainer_credits_rollouts_with_a_new_credit_estimator(tiny, register
 @pytest.mark.integration
 def test_a_new_estimator_shows_in_the_inspect_and_compare_pickers(registered, monkeypatch, tmp_path):
     registered(estimators, "toy_ramp", RampEstimator)
-    inspect = page_app("pages/inspect.py", monkeypatch, tmp_path)
+    inspect = page_app(screen_path("inspect"), monkeypatch, tmp_path)
     inspect.radio(key="inspect_source").set_value("live").run()
     assert "toy_ramp" in inspect.selectbox(key="inspect_estimator").options
     jobs = resources.jobs()
     for job in [job for job in jobs.jobs(limit=20) if job.active]:  # the live analysis the page started
         assert jobs.wait(job, timeout=600).status == "done", job.error
-    compare = page_app("pages/compare.py", monkeypatch, tmp_path)
+    compare = page_app(screen_path("compare"), monkeypatch, tmp_path)
     assert "toy_ramp" in compare.multiselect(key="compare_methods").options
 
 
@@ -341,7 +342,7 @@ def test_name_lists_are_caught():
 def test_no_module_outside_a_registry_lists_registered_names():
     """Pickers, the trainer, the analyzer and the detectors select by declared capabilities (``having``), so a
     newly registered method reaches them all; a hand-kept list of names would leave it out."""
-    sources = [*(PROJECT_ROOT / "rredcot_viz").rglob("*.py"), *(PROJECT_ROOT / "pages").glob("*.py")]
+    sources = list((PROJECT_ROOT / "rredcot_viz").rglob("*.py"))  # the pages too: rredcot_viz/app/screens/
     found = []
     for package, registry in _registries().items():
         for path in sources:

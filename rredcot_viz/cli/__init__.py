@@ -27,6 +27,7 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
     """The parser, with the options of ``chosen`` only (every command's when None, e.g. for a reference)."""
     from rredcot_viz.cli import (  # noqa: F401  (each module registers its commands)
         analysis_commands,
+        app_commands,
         batch_commands,
         data_commands,
         diagnosis_commands,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.diagnosis.capability import capability
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import ValueEstimator, estimators, live_estimators
@@ -91,7 +92,7 @@ def open_in_inspect(trace_hash: str, collection: str, settings: dict) -> None:
     if settings.get("estimator") in live_estimators():
         st.session_state["inspect_estimator"] = settings["estimator"]
         preset(estimators.get(settings["estimator"]).Config, "inspect", settings.get("estimator_config", {}))
-    st.switch_page("pages/inspect.py")
+    st.switch_page(screen_path("inspect"))
 
 
 def trace_selection(store: Store) -> tuple[str, list[Trace]]:

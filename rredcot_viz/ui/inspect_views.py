@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.engine import AnalysisResult
 from rredcot_viz.estimators.redistribution import last_segment_note
 from rredcot_viz.figures import trace_heatmap
@@ -32,7 +33,7 @@ def what_am_i_looking_at() -> None:
             "solution continues from here. A segment's credit **σ** is how much it moved that estimate: green "
             "segments raised it, red ones lowered it, and the credits add up to the outcome."
         )
-        st.page_link("pages/learn.py", label="Learn the idea on a toy problem you control", icon="🎓")
+        st.page_link(screen_path("learn"), label="Learn the idea on a toy problem you control", icon="🎓")
 
 
 def state_values(result: AnalysisResult) -> dict[str, np.ndarray]:

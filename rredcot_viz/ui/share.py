@@ -1,7 +1,7 @@
 """Share buttons: each page's view as one self-contained HTML file (``figures.report``), built only when the
 button is clicked (a callable download: no cost on the page's reruns, no rerun on the click).
 
-    inspect_download(analysis)                     # pages/inspect.py, one line each
+    inspect_download(analysis)                     # screens/inspect.py, one line each
     compare_download(comparison, analyzer, segmenter, options, metric)
     diagnose_download(analyzer, trace, segmenter, segments, verdicts)
 """

@@ -228,8 +228,8 @@ def wait_quiet(page, timeout: float = 300) -> None:
 
 
 def open_page(browser, server: str, path: str):
-    """A new tab on ``path``, after the app's entry page has run once in this server: Streamlit serves a deep
-    link of a fresh server from the pages/ folder directly (its v1 mode), without app.py's shell."""
+    """A new tab on ``path``, after the app's entry page has run once in this server (the navigation that knows
+    the page's URL is built by the entry script's first run)."""
     page = browser.new_page(viewport={"width": 1400, "height": 2400})
     page.goto(server)
     page.wait_for_selector("h1", timeout=300_000)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import run_page
 
+from rredcot_viz.app import screen_path
+
 pytestmark = pytest.mark.integration
 
 
@@ -37,7 +39,13 @@ def test_unfetched_optional_model_says_how_to_fetch(tmp_path, monkeypatch):
 
 
 def test_every_page_renders():
-    for page in ("pages/inspect.py", "pages/compare.py", "pages/dataset.py", "pages/diagnose.py", "pages/learn.py"):
+    for page in (
+        screen_path("inspect"),
+        screen_path("compare"),
+        screen_path("dataset"),
+        screen_path("diagnose"),
+        screen_path("learn"),
+    ):
         app = run_page(page)
         assert app.title[0].value in ("Inspect", "Compare", "Dataset", "Diagnose", "Learn: who deserves the credit?")
 

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 from conftest import figure_titled, plotly_figures, run_page
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.ui import resources
 
 pytestmark = pytest.mark.integration
 
 
 def test_methods_heatmap_and_agreement():
-    app = run_page("pages/compare.py")
+    app = run_page(screen_path("compare"))
     app.multiselect(key="compare_methods").set_value(["rredcot", "uniform", "loo", "shapley"]).run()
     assert not app.exception
     heatmap = figure_titled(app, "Methods × segments")
@@ -32,19 +33,19 @@ def test_methods_heatmap_and_agreement():
 
 
 def test_before_monte_carlo_the_page_says_why_and_shows_no_mc_chart():
-    app = run_page("pages/compare.py")
+    app = run_page(screen_path("compare"))
     app.multiselect(key="compare_methods").set_value(["rredcot", "uniform"]).run()
     assert app.button(key="mc_run").disabled
     assert "Add **mc** to the methods above to run it." in [c.value for c in app.main.caption]
     titles = [f["layout"]["title"]["text"] for f in plotly_figures(app) if f["layout"].get("title")]
     assert "Value curves of the estimators" in titles and not any("Monte Carlo" in t for t in titles)
-    app.switch_page("pages/inspect.py").run()
-    app.switch_page("pages/compare.py").run()  # the choice survives a visit to another page
+    app.switch_page(screen_path("inspect")).run()
+    app.switch_page(screen_path("compare")).run()  # the choice survives a visit to another page
     assert app.multiselect(key="compare_methods").value == ["rredcot", "uniform"]
 
 
 def test_monte_carlo_runs_in_the_background_and_joins():
-    app = run_page("pages/compare.py")
+    app = run_page(screen_path("compare"))
     app.multiselect(key="compare_methods").set_value(["rredcot", "mc"]).run()
     rollouts = app.number_input(key="mc_rollouts")  # generated from MonteCarloConfig
     start = (rollouts.value, app.number_input(key="mc_max_new_tokens").value)

@@ -6,13 +6,14 @@ import pytest
 from conftest import figure_titled, run_page
 from streamlit.testing.v1 import AppTest
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.ui import resources
 
 pytestmark = pytest.mark.integration
 
 
 def test_background_run_aggregates_and_opens_inspect():
-    app = run_page("pages/dataset.py")
+    app = run_page(screen_path("dataset"))
     app.selectbox(key="dataset_collection").select("samples").run()
     app.slider(key="dataset_count").set_value(3)
     app.selectbox(key="dataset_segmenter").select("line")
@@ -35,7 +36,7 @@ def test_import_a_shared_file(shared_data):
     path = shared_data / "processbench" / "gsm8k.json"
     if not path.is_file():
         pytest.skip(f"{path} is absent")
-    app = run_page("pages/dataset.py")
+    app = run_page(screen_path("dataset"))
     app.selectbox(key="dataset_shared").select(path).run()
     app.number_input(key="dataset_import_limit").set_value(5)
     app.button(key="dataset_import").click().run()
@@ -71,4 +72,4 @@ def test_open_in_inspect_uses_the_run_estimator_not_the_recorded_scores():
         "line",
         "answer_only",
     )
-    assert state["switched_to"] == "pages/inspect.py"
+    assert state["switched_to"] == screen_path("inspect")

@@ -10,6 +10,7 @@ from conftest import figure_titled, run_page
 from rl_logs import trl_run
 from test_links import open_link
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.ui import resources
 from rredcot_viz.workflows.runs import store_import
@@ -24,7 +25,7 @@ def columns(app) -> list[tuple[str, str]]:
 
 def test_an_imported_run_by_step_prompt_and_credit(tmp_path):
     _, run = store_import(resources.store(), import_file(trl_run(tmp_path / "grpo-out")))
-    app = run_page("pages/dataset.py")
+    app = run_page(screen_path("dataset"))
     assert "RL runs" in [h.value for h in app.header]
     app.selectbox(key="runs_run").set_value(run.run_id).run()
     steps = figure_titled(app, "Reward and credit per step")
@@ -51,7 +52,7 @@ def test_an_imported_run_by_step_prompt_and_credit(tmp_path):
     body = next(h.proto.body for h in app.get("html") if "rc-columns" in h.proto.body)
     assert body.count("data-advantage=") > 0 and "GRPO" in body
 
-    step = open_link({"run": run.run_id, "step": "2"}, "pages/dataset.py")
+    step = open_link({"run": run.run_id, "step": "2"}, screen_path("dataset"))
     assert step.radio(key="runs_view").value == "One step" and columns(step) == [("2", "0"), ("2", "1")]
     assert "Download a shareable report (HTML)" in [b.label for b in step.get("download_button")]
 
@@ -59,10 +60,10 @@ def test_an_imported_run_by_step_prompt_and_credit(tmp_path):
 def test_a_link_with_a_superscript_prompt_or_an_unknown_run_is_a_message(tmp_path):
     """``prompt=²`` raised ValueError (``"²".isdigit()`` is true); an unknown run's name was rendered as Markdown."""
     _, run = store_import(resources.store(), import_file(trl_run(tmp_path / "grpo-sup")))
-    app = open_link({"run": run.run_id, "prompt": "²"}, "pages/dataset.py")
-    default = open_link({"run": run.run_id}, "pages/dataset.py")  # prompt 0, or the most disagreeing once scored
+    app = open_link({"run": run.run_id, "prompt": "²"}, screen_path("dataset"))
+    default = open_link({"run": run.run_id}, screen_path("dataset"))  # prompt 0, or the most disagreeing once scored
     assert app.session_state["runs_run"] == run.run_id and columns(app) == columns(default)
     assert columns(app) in ([("1", "0"), ("2", "0")], [("1", "1"), ("2", "1")])
-    unknown = open_link({"run": "**bold** ![i](http://x.test/i.png)"}, "pages/dataset.py")
+    unknown = open_link({"run": "**bold** ![i](http://x.test/i.png)"}, screen_path("dataset"))
     (warning,) = [w.value for w in unknown.warning if "link" in w.value]
     assert warning.startswith("This link's run ` **bold** ![i](http://x.test/i.png) ` is not in this store;")

@@ -6,6 +6,7 @@ import pytest
 from conftest import figure_titled, run_page
 from planted import STEP_RECORDS
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.diagnosis.processbench import score
 from rredcot_viz.ui import resources
 
@@ -27,7 +28,7 @@ def test_verdicts_reset_tree_and_evaluation_view():
     )
     store.finish_run("diagnosis-test", "done", {"split": "toy", "table": rows}, {})
 
-    app = run_page("pages/diagnose.py")
+    app = run_page(screen_path("diagnose"))
     assert app.title[0].value == "Diagnose"
     options = app.sidebar.selectbox(key="trace_Samples").options
     assert options and all(o.endswith("· failed") for o in options)
@@ -61,7 +62,7 @@ def test_an_evaluation_starts_as_a_job_and_its_run_opens(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "tiny_split.json").write_text(json.dumps(STEP_RECORDS))
     monkeypatch.setenv("RREDCOT_SHARED_DATA", str(tmp_path))
-    app = run_page("pages/diagnose.py")
+    app = run_page(screen_path("diagnose"))
     assert app.selectbox(key="eval_file").options == ["processbench/tiny_split.json", "upload a file"]
     app.text_input(key="eval_sample").set_value("3")  # optional (empty = the whole file): a text box
     app.multiselect(key="eval_detectors").set_value(["min_sigma"])

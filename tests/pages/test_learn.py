@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 from conftest import figure_titled, run_page
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.workflows.learn import ChainMDP, Trajectory, optimal_redistribution
 
 pytestmark = pytest.mark.integration
 
 
 def test_credit_follows_the_sliders():
-    app = run_page("pages/learn.py")
+    app = run_page(screen_path("learn"))
     app.slider(key="learn_k").set_value(3).run()
     for t, p in enumerate((0.9, 0.5, 0.8)):
         app.slider(key=f"learn_p{t}").set_value(p)
@@ -29,7 +30,7 @@ def test_credit_follows_the_sliders():
 
 
 def test_the_default_settings_agree_with_the_text():
-    app = run_page("pages/learn.py")
+    app = run_page(screen_path("learn"))
     errors = app.dataframe[0].value.set_index("method")["mean |error| vs optimal"]
     assert errors["RREDCoT-style"] < errors["GRPO (uniform)"]  # the text's claim holds at the defaults
     captions = " ".join(c.value for c in app.caption)

@@ -11,6 +11,7 @@ from conftest import run_page
 from streamlit.testing.v1 import AppTest
 from test_inspect import settle
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.paths import PROJECT_ROOT
 from rredcot_viz.ui import resources
 
@@ -78,15 +79,15 @@ def test_a_link_s_text_is_shown_as_text():
 def test_compare_and_diagnose_links_and_report_buttons():
     trace = next(t for t in resources.samples() if t.outcome == 0.0)
     params = {"source": "samples", "trace": trace.content_hash[:16], "segmenter": "line"}
-    compare = open_link(params, "pages/compare.py")
+    compare = open_link(params, screen_path("compare"))
     compare.run()
     assert compare.selectbox(key="compare_segmenter").value == "line"
     assert compare.session_state["trace_hash"] == trace.content_hash
     assert compare.query_params["methods"] in ("rredcot,loo,grad_x_input", ["rredcot,loo,grad_x_input"])  # in the link
-    chosen = open_link({**params, "methods": "rredcot,mc"}, "pages/compare.py")  # a reload keeps mc
+    chosen = open_link({**params, "methods": "rredcot,mc"}, screen_path("compare"))  # a reload keeps mc
     assert chosen.multiselect(key="compare_methods").value == ["rredcot", "mc"] and not chosen.exception
     assert REPORT in [b.label for b in compare.get("download_button")]
-    diagnose = open_link(params, "pages/diagnose.py")
+    diagnose = open_link(params, screen_path("diagnose"))
     diagnose.run()
     assert diagnose.selectbox(key="diagnose_segmenter").value == "line"
     assert REPORT in [b.label for b in diagnose.get("download_button")]

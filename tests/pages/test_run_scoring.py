@@ -10,6 +10,7 @@ import pytest
 from conftest import run_page
 from rl_logs import trl_run
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
 from rredcot_viz.segmenters import segmenters
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.integration
 def run_view(folder: Path):
     """The Dataset page on a run imported from ``folder``; and the run's collection."""
     stored, run = runs.store_import(resources.store(), import_file(folder))
-    app = run_page("pages/dataset.py")
+    app = run_page(screen_path("dataset"))
     app.selectbox(key="runs_run").set_value(run.run_id).run()
     assert not app.exception, [e.value for e in app.exception]
     return app, stored.collection
@@ -75,7 +76,7 @@ def test_an_analysis_that_stored_only_errors_offers_no_credit(tmp_path):
         for t in runs.run_traces(store, run.run_id)
     ]
     save_run(store, {"name": "toy"}, segmenters.get("line")(), estimators.get("rredcot")(), failed, run.run_id)
-    app = run_page("pages/dataset.py")
+    app = run_page(screen_path("dataset"))
     app.selectbox(key="runs_run").set_value(run.run_id).run()
     assert not [s for s in app.selectbox if s.key == "runs_analysis"]
     assert any("No RREDCoT credit yet" in i.value for i in app.info)

@@ -8,6 +8,7 @@ from dataclasses import asdict
 import pytest
 from conftest import figure_titled, run_page
 
+from rredcot_viz.app import screen_path
 from rredcot_viz.training import quick
 from rredcot_viz.ui import resources
 
@@ -64,7 +65,7 @@ def put_fake_run(store, run_id: str) -> None:
 
 def test_stored_run_curves_and_step_inspector():
     put_fake_run(resources.store(), "train-fake")
-    app = run_page("pages/train.py")
+    app = run_page(screen_path("train"))
     assert app.title[0].value == "Train"
     app.multiselect(key="train_plot_runs").set_value(["train-fake"]).run()
     curves = figure_titled(app, "Training curves")
@@ -87,7 +88,7 @@ def test_stored_run_curves_and_step_inspector():
 
 
 def test_a_one_step_run_from_the_form_then_before_and_after():
-    app = run_page("pages/train.py")
+    app = run_page(screen_path("train"))
     app.selectbox(key="train_method").set_value("grpo").run()  # the form holds the chosen method's settings
     app.number_input(key="train_steps").set_value(1)
     app.number_input(key="train_group_size").set_value(2)
@@ -130,7 +131,7 @@ def test_a_reloaded_page_finds_the_running_run_with_its_stop_button():
 
     job = jobs.submit("grpo run train-running", training, kind="train", key="train:train-running", total=4)
     try:
-        app = run_page("pages/train.py")  # a fresh session: nothing in its state
+        app = run_page(screen_path("train"))  # a fresh session: nothing in its state
         assert app.session_state["train_job"] == job.id
         stop = next(b for b in app.button if b.label == "Stop")
         progress = next(e for e in app.get("progress") if "grpo run train-running" in e.proto.text)
@@ -152,7 +153,7 @@ def test_the_estimate_follows_the_settings_before_start_and_a_stop_says_what_can
     from rredcot_viz.jobs import Job
     from rredcot_viz.ui.train_views import _stopped_text
 
-    app = run_page("pages/train.py")
+    app = run_page(screen_path("train"))
     estimate = lambda: next(c.value for c in app.caption if c.value.startswith("Time here: "))  # noqa: E731
     before = estimate()
     app.number_input(key="train_steps").set_value(40).run()
