@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 
-from rredcot_viz.app import STREAMLIT_CONFIG
+from rredcot_viz.app import MAIN_SCRIPT, SCREENS, SCREENS_DIR, STREAMLIT_CONFIG
 from rredcot_viz.paths import PROJECT_ROOT
 
 
@@ -19,3 +19,11 @@ def test_the_checkout_and_the_installed_app_read_one_settings_file():
     """``streamlit run app.py`` reads .streamlit/config.toml; ``rredcot-viz app`` passes the packaged file's
     settings as options (an installed package has no .streamlit folder): one file, so they cannot drift."""
     assert (PROJECT_ROOT / ".streamlit" / "config.toml").resolve() == STREAMLIT_CONFIG
+
+
+def test_no_pages_folder_sits_beside_an_entry_script():
+    """Streamlit lists a ``pages/`` folder beside the entry script on its own, by file name in lower case, and
+    showed that list for a moment before the app's navigation replaced it (issue 40): the pages are ``screens/``."""
+    for entry in (PROJECT_ROOT / "app.py", MAIN_SCRIPT):
+        assert entry.is_file() and not (entry.parent / "pages").exists(), entry
+    assert sorted(path.stem for path in SCREENS_DIR.glob("[!_]*.py")) == sorted(SCREENS)
