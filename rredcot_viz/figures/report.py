@@ -35,7 +35,7 @@ from rredcot_viz.figures.trace_html import trace_heatmap
 from rredcot_viz.segmenters import Segment
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.workflows.compare import Comparison
-from rredcot_viz.workflows.runs import RolloutGroup
+from rredcot_viz.workflows.rollout_groups import RolloutGroup
 
 Section = tuple[str, str]  # (heading, HTML body that is already safe)
 PAGE_STYLE = """<style>

@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from rredcot_viz.figures.colors import shade_scale
 from rredcot_viz.figures.training import ROW_STYLE, rollout_row
-from rredcot_viz.workflows.runs import RolloutGroup
+from rredcot_viz.workflows.rollout_groups import RolloutGroup
 
 COLUMN_STYLE = """<style>
 .rc-columns{display:flex;gap:12px;align-items:flex-start;overflow-x:auto}

@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ import pandas as pd
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators.base import ValueEstimator
-from rredcot_viz.estimators.coupling import ZERO_STD, grpo_advantages, value_baseline
+from rredcot_viz.estimators.coupling import ZERO_STD, grpo_advantages
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.store.traces import StoredTraces
 from rredcot_viz.traces.importers import ImportReport
@@ -42,10 +42,10 @@ from rredcot_viz.traces.trace import Trace
 from rredcot_viz.workflows.analyze import TraceCheck, check_traces
 from rredcot_viz.workflows.dataset import analyze_dataset, save_run
 from rredcot_viz.workflows.imports import run_label, store_traces
+from rredcot_viz.workflows.rollout_groups import RolloutGroup, RunRollout, couple, credit_gap
 
 IMPORTED_KIND = "rollouts"
 """The ``runs.kind`` of an imported run (a trained one is ``train``)."""
-SIGN_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -56,84 +56,6 @@ class StoredRun:
     rollouts: int
     steps: int
     prompts: int
-
-
-@dataclass
-class RunRollout:
-    """One completion of a run: what it was rewarded, the GRPO advantage it got, and RREDCoT's credit."""
-
-    step: int
-    prompt: int  # the prompt's index in the run (first seen first)
-    group: str  # the trainer's group name (base, reset, fallback); ``base`` for an imported run
-    index: int  # 0-based within its group
-    question: str
-    text: str
-    reward: float
-    outcome: float | None  # R of the trace (0/1): the reward RREDCoT's sigma adds up to
-    grpo_advantage: float
-    trace_hash: str | None = None
-    segment_chars: list[tuple[int, int]] = field(default_factory=list)
-    sigma: list[float] | None = None
-    rredcot: list[float] | None = None  # per-segment RREDCoT advantage
-
-    def credited_pieces(self) -> list[tuple[int, float]]:
-        """(characters, RREDCoT advantage) of each credited segment; empty without RREDCoT credit."""
-        if self.rredcot is None:
-            return []
-        return [(end - start, a) for (start, end), a in zip(self.segment_chars, self.rredcot, strict=True)]
-
-    def record(self) -> dict[str, Any]:
-        """The rollout as the rollout-row figures read it (segments shaded by RREDCoT's advantage)."""
-        return {
-            "group": self.group,
-            "problem": self.prompt,
-            "text": self.text,
-            "reward": self.outcome if self.outcome is not None else self.reward,
-            "segment_chars": self.segment_chars if self.rredcot is not None else [],
-            "segment_advantages": self.rredcot or [],
-            "grpo_advantage": self.grpo_advantage,
-        }
-
-
-@dataclass
-class RolloutGroup:
-    """The rollouts of one prompt at one step (one GRPO group)."""
-
-    step: int
-    prompt: int
-    name: str
-    question: str
-    rollouts: list[RunRollout]
-
-    @property
-    def rewards(self) -> np.ndarray:
-        return np.array([r.reward for r in self.rollouts], dtype=float)
-
-    @property
-    def credited(self) -> int:
-        return sum(r.rredcot is not None for r in self.rollouts)
-
-    @property
-    def disagreement(self) -> float | None:
-        """Mean |RREDCoT advantage - GRPO advantage| per credited character (None: no rollout has RREDCoT
-        credit); both are in units of the group's reward std, so 1 is one std of difference."""
-        return _disagreement(self.rollouts)[0]
-
-    @property
-    def opposed(self) -> float | None:
-        """The share of credited characters whose RREDCoT advantage has the opposite sign to GRPO's."""
-        return _disagreement(self.rollouts)[1]
-
-
-def _disagreement(rollouts: list[RunRollout]) -> tuple[float | None, float | None]:
-    """(mean |RREDCoT - GRPO| per credited character, share of credited characters of opposite sign)."""
-    gap, opposed, total = 0.0, 0, 0
-    for rollout in rollouts:
-        for chars, advantage in rollout.credited_pieces():
-            gap += chars * abs(advantage - rollout.grpo_advantage)
-            opposed += chars * (_sign(advantage) * _sign(rollout.grpo_advantage) < 0)
-            total += chars
-    return (gap / total, opposed / total) if total else (None, None)
 
 
 # ---------------------------------------------------------------------------------------------- importing
@@ -275,7 +197,7 @@ def load_run(store: Any, run_id: str, analysis: str | None = None) -> list[Rollo
             rollout.sigma, rollout.segment_chars = credit
         group.rollouts.append(rollout)
     for group in groups.values():
-        _couple(group)
+        couple(group)
     return sorted(groups.values(), key=lambda g: (g.step, g.prompt, g.name))
 
 
@@ -295,19 +217,6 @@ def _trained_credit(payload: dict[str, Any]) -> tuple[list[float], list[tuple[in
     return list(sigma), [tuple(s) for s in spans]
 
 
-def _couple(group: RolloutGroup) -> None:
-    """Each credited rollout's per-segment RREDCoT advantage (``value_baseline`` on the group's outcomes), and
-    GRPO's advantage where the run did not store one (a trained run: the trainer's population std)."""
-    rewards = group.rewards
-    if any(np.isnan(r.grpo_advantage) for r in group.rollouts):
-        for rollout, value in zip(group.rollouts, grpo_advantages(rewards), strict=True):
-            rollout.grpo_advantage = float(value)
-    outcomes = np.array([r.outcome if r.outcome is not None else r.reward for r in group.rollouts], dtype=float)
-    for rollout, outcome in zip(group.rollouts, outcomes, strict=True):
-        if rollout.sigma is not None:
-            rollout.rredcot = value_baseline(np.asarray(rollout.sigma), outcome, outcomes).tolist()
-
-
 # ---------------------------------------------------------------------------------------------- views
 def step_table(groups: list[RolloutGroup]) -> pd.DataFrame:
     """Reward and credit per step: mean reward, share of correct rollouts, zero-variance groups, mean |GRPO
@@ -317,7 +226,7 @@ def step_table(groups: list[RolloutGroup]) -> pd.DataFrame:
         members = [g for g in groups if g.step == step]
         rollouts = [r for g in members for r in g.rollouts]
         outcomes = [r.outcome for r in rollouts if r.outcome is not None]
-        disagreement, opposed = _disagreement(rollouts)
+        disagreement, opposed = credit_gap(rollouts)
         credited = [piece for r in rollouts for piece in r.credited_pieces()]
         chars = sum(n for n, _ in credited)
         rows.append(
@@ -396,7 +305,3 @@ def score_rollouts(
     records = analyze_dataset(analyzer, traces, segmenter, estimator, progress=progress)
     label = f"{run_id}" + ("" if step is None else f" step {step}")
     return save_run(store, analyzer.lm.info(), segmenter, estimator, records, label)
-
-
-def _sign(value: float) -> int:
-    return 0 if abs(value) <= SIGN_TOLERANCE else (1 if value > 0 else -1)

@@ -10,7 +10,7 @@ from hostile import HOSTILE
 
 from rredcot_viz.figures.colors import diverging
 from rredcot_viz.figures.runs import prompt_groups_html, run_step_figure
-from rredcot_viz.workflows.runs import RolloutGroup, RunRollout
+from rredcot_viz.workflows.rollout_groups import RolloutGroup, RunRollout
 
 
 def rollout(step: int, index: int, reward: float, grpo: float, rredcot: list[float] | None) -> RunRollout:
