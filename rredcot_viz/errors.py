@@ -71,3 +71,7 @@ class SamplerError(RredcotError):
 
 class SamplerMismatchError(SamplerError):
     """The sampling server scores a fixed text differently from the loaded model: another model or tokenizer."""
+
+
+class MissingProbeError(RredcotError):
+    """No value probe was fitted for the loaded model and precision, or a probe file cannot be read."""

@@ -32,6 +32,7 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
         data_commands,
         diagnosis_commands,
         model_commands,
+        probe_commands,
         report_commands,
         training_commands,
     )

@@ -1,6 +1,6 @@
 """Value estimators, registered by name in ``estimators`` (docs/method.md §3), plus redistribution and coupling."""
 
-from rredcot_viz.estimators import montecarlo, published, rredcot, uniform  # noqa: F401  (registers them)
+from rredcot_viz.estimators import montecarlo, probe, published, rredcot, uniform  # noqa: F401  (registers them)
 from rredcot_viz.estimators.aggregation import aggregations
 from rredcot_viz.estimators.base import (
     EstimatorConfig,

@@ -107,6 +107,41 @@ class Scoring(ModelCore):
                 progress(len(tails) + 1, len(tails) + 1)
         return BranchScores(logprobs, branch_stats, cost)
 
+    @model_call("hidden_states")
+    def hidden_states(self, ids: list[int], positions: list[int], *, cost: CallCost) -> np.ndarray:
+        """The residual stream of every layer (0: the embeddings, L: the last layer's normed output) at each of
+        ``positions`` of ``ids``, from one pass over ``ids[: max(positions) + 1]`` in prefill chunks: (L+1, P, D)
+        float32. What a value probe reads (``estimators/probe.py``); no token is sampled or scored."""
+        from transformers import DynamicCache
+
+        if not positions:
+            return np.zeros((self.model.config.num_hidden_layers + 1, 0, self.model.config.hidden_size), np.float32)
+        end = max(positions) + 1
+        if min(positions) < 0 or end > len(ids):
+            raise ValueError(f"hidden-state positions must lie in 0..{len(ids) - 1}, got {min(positions)}..{end - 1}")
+        self._check_length(end)
+        found: dict[int, np.ndarray] = {}  # position -> (L+1, D)
+        with self._guard(end), torch.inference_mode():
+            cache = DynamicCache(config=self.model.config)
+            for begin in range(0, end, self.prefill_chunk):
+                stop = min(begin + self.prefill_chunk, end)
+                output = self._forward(
+                    cost,
+                    input_ids=torch.tensor([ids[begin:stop]], device=self.device),
+                    position_ids=torch.arange(begin, stop, device=self.device)[None],
+                    cache=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                    output_hidden_states=True,
+                )
+                wanted = [p for p in set(positions) if begin <= p < stop]
+                if wanted:
+                    index = torch.tensor([p - begin for p in wanted], device=self.device)
+                    layers = torch.stack([h[0, index] for h in output.hidden_states])  # (L+1, w, D)
+                    for column, position in enumerate(wanted):
+                        found[position] = layers[:, column].float().cpu().numpy()
+        return np.stack([found[p] for p in positions], axis=1)
+
     def _score_packed(
         self,
         cache: Any,

@@ -58,6 +58,7 @@ class TraceContext:
         self.ids = self.prompt_ids + list(self.response.ids)
         self.key = content_key(trace.content_hash, lm.fingerprint, self.prompt_text)
         self._tokens: dict[str, tuple[int, ...]] = {}
+        self._hidden: dict[int, np.ndarray] = {}  # state prefix -> (L+1, D), what a value probe reads
         cache.describe(self.key, trace.content_hash, lm.name, lm.fingerprint, self.prompt_text, lm.quantization)
 
     # ------------------------------------------------------------------ regions
@@ -90,6 +91,21 @@ class TraceContext:
         stats = self.cache.stats(self.key)
         assert stats is not None
         return stats
+
+    def hidden_states(self, prefixes: Iterable[int]) -> np.ndarray:
+        """Every layer's hidden state at the last token of each state ``prefix`` (response tokens; the prompt's
+        last token for 0): (L+1, P, D). One forward pass over the trace for the prefixes not seen yet (no token
+        sampled or scored, metered as ``hidden_states``), kept with this context so another K reuses it."""
+        prefixes = list(prefixes)
+        if not prefixes:
+            return self.lm.hidden_states(self.ids, [])
+        todo = sorted(set(prefixes) - set(self._hidden))
+        if todo:
+            start = len(self.prompt_ids)
+            found = self.lm.hidden_states(self.ids, [start + prefix - 1 for prefix in todo])
+            for column, prefix in enumerate(todo):
+                self._hidden[prefix] = found[:, column]
+        return np.stack([self._hidden[prefix] for prefix in prefixes], axis=1)
 
     def _ids(self, text: str) -> tuple[int, ...]:
         if text not in self._tokens:
