@@ -13,7 +13,8 @@ so a field added to a config appears in both with no other edit (tests/test_sett
 A field declared with ``nested(OtherConfig, help)`` holds a whole described config (the trainer's
 ``CreditConfig``): its settings are listed by ``specs`` under their own names (unique across the nesting), so
 the CLI options and the widgets stay flat, and ``from_settings`` / ``from_stored`` route a flat value to the
-config that holds it. ``only`` exposes part of the nested config; the rest must keep its defaults.
+config that holds it. ``only`` exposes part of the nested config; the rest must keep its defaults. A setting that
+was renamed keeps its former name in its config's ``renamed``, so stored configs and old callers still load.
 
     >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True)
@@ -32,7 +33,7 @@ import types
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from rredcot_viz.errors import ConfigError
 
@@ -75,10 +76,11 @@ def setting(
     return field(default=default, metadata=metadata)
 
 
-def nested(config_type: type, help: str, *, only: tuple[str, ...] | None = None) -> Any:
-    """A field holding a whole ``config_type`` (default: its defaults), whose settings count as this config's own
-    (``only``: just those; the others must keep their defaults)."""
-    return field(default_factory=config_type, metadata={"nested": Nested(help, tuple(only) if only else None)})
+def nested(config_type: type, help: str, *, only: tuple[str, ...] | None = None, start: Any = None) -> Any:
+    """A field holding a whole ``config_type`` (default: ``start``, else its defaults), whose settings count as
+    this config's own (``only``: just those; the others must keep their defaults)."""
+    factory = config_type if start is None else lambda: start
+    return field(default_factory=factory, metadata={"nested": Nested(help, tuple(only) if only else None)})
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,8 @@ class Settings:
     """Base of every described config: validates each setting's choices and range after construction (a nested
     config validates its own; one given as a dict, e.g. from stored JSON, is rebuilt first)."""
 
+    renamed: ClassVar[dict[str, str]] = {}  # a setting's former name -> its name now (stored configs still load)
+
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             meta = f.metadata.get("nested")
@@ -188,8 +192,9 @@ def specs(config_type: type) -> list[SettingSpec]:
     for f in dataclasses.fields(config_type):
         inner = f.metadata.get("nested")
         if inner is not None:
+            start = f.default_factory()  # type: ignore[misc]
             found += [
-                dataclasses.replace(spec, path=(f.name, *spec.path))
+                dataclasses.replace(spec, path=(f.name, *spec.path), default=spec.value_in(start))
                 for spec in specs(hints[f.name])
                 if inner.only is None or spec.name in inner.only
             ]
@@ -310,19 +315,44 @@ def _route(config_type: type, values: dict[str, Any]) -> dict[str, str]:
     return {name: exposed[name] for name in values if name not in own and name in exposed}
 
 
+def current_names(config_type: type, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with each setting given under a former name (``renamed``, its nested configs' included) under
+    its name now; a value given under the current name wins."""
+    former = former_names(config_type)
+    current = {name: value for name, value in values.items() if name not in former}
+    for old, new in former.items():
+        if old in values:
+            current.setdefault(new, values[old])
+    return current
+
+
+def former_names(config_type: type) -> dict[str, str]:
+    """Each former name of a setting of ``config_type`` (its nested configs' included) -> the name now."""
+    names = dict(getattr(config_type, "renamed", {}))
+    for inner in _nested_fields(config_type).values():
+        for old, new in former_names(inner).items():
+            names.setdefault(old, new)
+    return names
+
+
 def from_stored(config_type: type[C], saved: dict[str, Any]) -> C:
-    """A config rebuilt from its stored JSON (lists back to tuples); settings it no longer has are dropped. A
-    nested config is read from its own object, or from flat keys where an older version stored its settings
-    flat (e.g. ``segments`` before the trainer's credit settings moved into ``credit``)."""
+    """A config rebuilt from its stored JSON (lists back to tuples); settings it no longer has are dropped, and
+    those stored under a former name (``renamed``) load under the current one. A nested config is read from its
+    own object, or from flat keys where an older version stored its settings flat (e.g. ``segments`` before the
+    trainer's credit settings moved into ``credit``); a flat key this config renamed itself (a reset method's
+    ``reset_steps``, now its credit's ``k``) wins over the nested object's value."""
+    promoted = {new for old, new in getattr(config_type, "renamed", {}).items() if old in saved}
+    saved = current_names(config_type, saved)
     values: dict[str, Any] = {}
     nested_fields = _nested_fields(config_type)
     for f in dataclasses.fields(config_type):  # type: ignore[arg-type]
         if f.name in nested_fields:
             inner = nested_fields[f.name]
-            own = saved.get(f.name) if isinstance(saved.get(f.name), dict) else {}
-            older = {k: v for k, v in saved.items() if k in setting_names(inner) and k not in own}
+            own = current_names(inner, saved[f.name]) if isinstance(saved.get(f.name), dict) else {}
+            names = setting_names(inner)
+            older = {k: v for k, v in saved.items() if k in names and (k not in own or k in promoted)}
             if own or older:
-                values[f.name] = from_stored(inner, {**older, **own})
+                values[f.name] = from_stored(inner, {**own, **older})
         elif f.name in saved:
             value = saved[f.name]
             values[f.name] = tuple(value) if isinstance(value, list) else value

@@ -265,7 +265,7 @@ def nested_form_script() -> None:
     from rredcot_viz.training import method_config_type, quick
     from rredcot_viz.ui.settings_form import settings_form
 
-    initial = quick("rredcot", segments=7)
+    initial = quick("rredcot", k=7)
     st.session_state["values"] = settings_form(
         method_config_type("rredcot"), "toy", initial=initial, exclude=("method",)
     )
@@ -278,8 +278,6 @@ def test_a_nested_config_is_one_widget_per_setting():
 
     app = AppTest.from_function(nested_form_script, default_timeout=60).run()
     assert not app.exception, [e.value for e in app.exception]
-    assert (
-        app.number_input(key="toy_segments").value == 7 and app.selectbox(key="toy_coupling").value == "value_baseline"
-    )
+    assert app.number_input(key="toy_k").value == 7 and app.selectbox(key="toy_coupling").value == "value_baseline"
     app.selectbox(key="toy_coupling").select("b").run()
-    assert quick("rredcot", **app.session_state["values"]).credit == CreditConfig(segments=7, coupling="b")
+    assert quick("rredcot", **app.session_state["values"]).credit == CreditConfig(k=7, coupling="b")

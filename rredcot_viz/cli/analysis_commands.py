@@ -20,6 +20,7 @@ from rredcot_viz.cli.options import (
     settings_from_args,
 )
 from rredcot_viz.files import check_output_path
+from rredcot_viz.segmenters.base import DEFAULT_SEGMENTER
 
 
 def cli_analysis():
@@ -79,6 +80,7 @@ def pick_trace(traces: list, wanted: str, file: str) -> list:
 
 
 SEGMENTER_ALIASES = {"k": ("--k",), "merge_score": ("--merge-score",)}
+SEGMENTER_FORMER = {"k": ("--seg-k",)}  # K is --k in every command
 ESTIMATOR_ALIASES = {"aggregation": ("--aggregation",), "trigger": ("--trigger",)}
 MC_ALIASES = {
     "rollouts": ("--mc-rollouts",),
@@ -87,7 +89,7 @@ MC_ALIASES = {
 }
 
 
-def add_segmenter_arguments(parser: argparse.ArgumentParser, default: str | None = "hybrid") -> None:
+def add_segmenter_arguments(parser: argparse.ArgumentParser, default: str | None = DEFAULT_SEGMENTER) -> None:
     """``--segmenter`` and every segmenter's settings as ``--seg-*`` (``--k``, ``--merge-score`` for short)."""
     from rredcot_viz.segmenters import segmenters
 
@@ -99,6 +101,7 @@ def add_segmenter_arguments(parser: argparse.ArgumentParser, default: str | None
         {name: segmenters.get(name).Config for name in segmenters.names()},
         prefix="seg",
         aliases=SEGMENTER_ALIASES,
+        former=SEGMENTER_FORMER,
         title="segmenter settings (those of the chosen --segmenter)",
     )
 
@@ -106,9 +109,13 @@ def add_segmenter_arguments(parser: argparse.ArgumentParser, default: str | None
 def add_estimator_arguments(parser: argparse.ArgumentParser) -> None:
     """``--estimator`` and every estimator's settings as ``--est-*`` (``--aggregation``, ``--trigger`` for short)."""
     from rredcot_viz.estimators import estimators
+    from rredcot_viz.estimators.base import DEFAULT_ESTIMATOR
 
     parser.add_argument(
-        "--estimator", default="rredcot", choices=estimators.names(), help="how states are valued (default rredcot)"
+        "--estimator",
+        default=DEFAULT_ESTIMATOR,
+        choices=estimators.names(),
+        help=f"how states are valued (default {DEFAULT_ESTIMATOR})",
     )
     add_settings_arguments(
         parser,
@@ -261,17 +268,18 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
 
 
 def method_options(args: argparse.Namespace, methods: list[str]) -> dict[str, dict[str, Any]]:
-    """Each method's settings: Monte Carlo starts from ``--mc-preset``; ``--est-*`` / ``--attr-*`` options go to
-    every chosen method that has them."""
+    """Each method's settings: every chosen estimator configured by a ``MonteCarloConfig`` starts from
+    ``--mc-preset``; ``--est-*`` / ``--attr-*`` options go to every chosen method that has them."""
     from dataclasses import asdict
 
     from rredcot_viz.attribution import attributions
     from rredcot_viz.estimators import estimators
-    from rredcot_viz.estimators.montecarlo import PRESETS
+    from rredcot_viz.estimators.montecarlo import PRESETS, MonteCarloConfig
 
     options: dict[str, dict[str, Any]] = {name: {} for name in methods}
-    if "mc" in options:
-        options["mc"] = asdict(PRESETS[args.mc_preset])
+    for name in (n for n in methods if n in estimators):
+        if issubclass(estimators.get(name).Config, MonteCarloConfig):
+            options[name] = asdict(PRESETS[args.mc_preset])
     for registry, prefix in ((estimators, "est"), (attributions, "attr")):
         known = {name: registry.get(name).Config for name in registry.names()}
         chosen = {name: known[registry.resolve(name)] for name in methods if name in registry}

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.settings import SettingSpec, setting_value, specs
+from rredcot_viz.settings import SettingSpec, former_names, setting_value, specs
 
 
 def add_settings_arguments(
@@ -23,16 +23,22 @@ def add_settings_arguments(
     title: str | None = None,
     initial: Any = None,
     aliases: Mapping[str, Sequence[str]] | None = None,
+    former: Mapping[str, Sequence[str]] | None = None,
     exclude: tuple[str, ...] = (),
 ) -> None:
     """One ``--[prefix-]name`` option per setting of any of ``config_types`` (``settings.setting``; a mapping
     names each type, e.g. by its registered method), with its help, choices and default; an option left out keeps
     the default. A setting only some of the types have says which in its help, and a default that differs
     between them is given per type. ``initial`` (a config the command starts from, e.g. a preset) supplies the
-    defaults shown where it has the setting; ``aliases`` gives a setting extra flags (``{"k": ["--k"]}``)."""
+    defaults shown where it has the setting; ``aliases`` gives a setting extra flags (``{"k": ["--k"]}``). Former
+    flags still work and their help calls them deprecated: those in ``former`` (``{"k": ["--seg-k"]}``, the
+    generated flag included) and those of a setting's former names (a config's ``renamed``: ``--segments``)."""
     named = config_types if isinstance(config_types, Mapping) else {_short(t.__name__): t for t in config_types}
     group = parser.add_argument_group(title) if title else parser
     by_name: dict[str, dict[str, SettingSpec]] = {}
+    renamed: dict[str, list[str]] = {}
+    for old, new in (pair for config_type in named.values() for pair in former_names(config_type).items()):
+        renamed.setdefault(new, []).append(_flag(prefix, old))
     for label, config_type in named.items():
         for spec in specs(config_type):
             if spec.name not in exclude:
@@ -46,7 +52,10 @@ def add_settings_arguments(
             defaults.setdefault(_shown(owned, start), []).append(label)
         shown = next(iter(defaults)) if len(defaults) == 1 else "; ".join(f"{v} for {', '.join(k)}" for v, k in
                                                                           defaults.items())  # fmt: skip
-        help_text = f"{_shared_help(found)}{scope} (default {shown})".replace("%", "%%")
+        old = list(dict.fromkeys([*(former or {}).get(name, ()), *renamed.get(name, ())]))
+        flags = [flag for flag in [_flag(prefix, name), *(aliases or {}).get(name, ())] if flag not in old] + old
+        deprecated = f"; {', '.join(old)}: former name{'s' if len(old) > 1 else ''}, deprecated" if old else ""
+        help_text = f"{_shared_help(found)}{scope} (default {shown}{deprecated})".replace("%", "%%")
         options: dict[str, Any] = {"dest": _dest(prefix, name), "default": None, "help": help_text}
         if spec.kind == "bool":
             options["action"] = argparse.BooleanOptionalAction
@@ -54,7 +63,7 @@ def add_settings_arguments(
             options["choices"] = list(dict.fromkeys(str(c) for s in found.values() for c in s.choices or ()))
         else:
             options["metavar"] = spec.kind.upper()
-        group.add_argument(_flag(prefix, name), *(aliases or {}).get(name, ()), **options)
+        group.add_argument(*dict.fromkeys(flags), **options)
 
 
 def settings_from_args(

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rredcot_viz.attribution import attributions
 from rredcot_viz.attribution.cached import attribute_cached
+from rredcot_viz.attribution.loo import LeaveOneOut
 from rredcot_viz.diagnosis.base import NO_ERROR, Detector, DetectorConfig, FirstError, detectors
 from rredcot_viz.settings import setting
 from rredcot_viz.traces.needs import missing
@@ -63,7 +63,7 @@ class LooDetector(Detector):
             analyzer,
             trace,
             segmentation,
-            attributions.get("loo")(target=target, trigger=self.config.trigger),
+            LeaveOneOut(target=target, trigger=self.config.trigger),
             progress,
         )
         phi = loo.values  # phi_t > 0: segment t raises the target answer's log-prob

@@ -21,7 +21,7 @@ from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.estimators.montecarlo import MonteCarloEstimator
 from rredcot_viz.model.meter import measure
-from rredcot_viz.segmenters import segmenters
+from rredcot_viz.segmenters import steps_segmenter
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.settings import Settings, setting
 from rredcot_viz.stats import bootstrap_mean, wilson_interval
@@ -209,8 +209,7 @@ def edit_segment(
         source="edited",
         metadata={**trace.metadata, "edited_segment": segment},
     )
-    given = segmenters.get("given")()
-    edited = analyzer.analyze(edited_trace, given, estimator)
+    edited = analyzer.analyze(edited_trace, steps_segmenter(), estimator)
     config = config or ResetConfig()
     sampler = config.sampler()
     context = analyzer.context(edited_trace)

@@ -51,6 +51,8 @@ class ValueEstimator(ABC):
     steps_only: ClassVar[bool] = False  # values only the trace's own steps (a segmenter that ``follows_steps``)
     auto_rank: ClassVar[int] = 0  # "auto" picks the highest-ranked one a trace can feed (0: never picked by auto)
     fallback_note: ClassVar[str] = ""  # why a trace's value curve is this one and not a richer one's (when picked)
+    # a sampling estimator's starting settings in the app: the first, or the next where it would take minutes here
+    app_starts: ClassVar[tuple[EstimatorConfig, ...]] = ()
 
     def __init__(self, config: EstimatorConfig | None = None, **overrides: Any):
         base = config or self.Config()
@@ -105,6 +107,11 @@ class ValueEstimator(ABC):
     ) -> StateValues:
         """What ``estimate`` returns; implemented by each estimator."""
 
+    def rollout_tokens(self, states: int) -> int:
+        """At most how many tokens a ``samples`` estimator generates over ``states`` states, for the time estimate
+        a page shows before it starts (0: it samples nothing)."""
+        return 0
+
     def combine(
         self, series: list[ScoreSeries], scores: dict[str, list[np.ndarray]], n_states: int, outcome: float
     ) -> StateValues:
@@ -115,6 +122,10 @@ class ValueEstimator(ABC):
 
 
 estimators: Registry[type[ValueEstimator]] = Registry("estimator")
+DEFAULT_ESTIMATOR = "rredcot"  # what the faces and the trainer start on: RREDCoT's own value estimate
+# R-hat alone: the first look before v-hat's long paths are scored, and the credit of a problem without a reference
+# solution (its scores are the first call's of every richer RREDCoT estimator)
+R_HAT_ALONE = "answer_only"
 
 
 def live_estimators() -> list[str]:

@@ -5,22 +5,24 @@ keeps a config per trainer. ``training.presets`` builds a method's config by nam
 ``paper``).
 
 Every field is a ``setting``: the CLI's ``train`` options and the Train page's form are generated from these
-declarations (the credit settings under their own names: ``--segments``, ``--coupling``...).
+declarations (the credit settings under their own names: ``--k``, ``--coupling``...).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal, get_args
 
 from rredcot_viz.estimators import credit_estimators
 from rredcot_viz.estimators.coupling import CouplingMode
-from rredcot_viz.segmenters import text_segmenters
+from rredcot_viz.segmenters import DEFAULT_SEGMENTER, text_segmenters
 from rredcot_viz.settings import Settings, nested, setting
 
-LOSSES = ("ppo_clip", "reinforce")
-SCOPES = ("reasoning", "whole")
-SEGMENTATION = ("segmenter", "segments", "step_delimiter", "credit_scope")  # what every method reads of CreditConfig
+Loss = Literal["ppo_clip", "reinforce"]
+CreditScope = Literal["reasoning", "whole"]
+LOSSES: tuple[Loss, ...] = get_args(Loss)
+SCOPES: tuple[CreditScope, ...] = get_args(CreditScope)
+SEGMENTATION = ("segmenter", "k", "step_delimiter", "credit_scope")  # what every method reads of CreditConfig
 
 
 @dataclass(frozen=True)
@@ -28,13 +30,16 @@ class CreditConfig(Settings):
     """How RREDCoT credits a rollout (docs/method.md §5): segmentation, the value estimator, and the coupling of its
     sigma to token advantages. Methods without step credit read only the segmentation (``SEGMENTATION``)."""
 
-    segmenter: str = setting("hybrid", "how each rollout is cut into segments (the analyzer's segmenters)",
+    renamed: ClassVar[dict[str, str]] = {"segments": "k"}  # K's name before every config called it k
+
+    segmenter: str = setting(DEFAULT_SEGMENTER, "how each rollout is cut into segments (the analyzer's segmenters)",
                              choices=text_segmenters, advanced=True)  # fmt: skip
-    segments: int = setting(4, "K for the segmenters that target a count", low=1, advanced=True)
+    k: int = setting(4, "K for the segmenters that target a count (a reset method's: the steps a failed parent is "
+                     "cut into)", low=1, advanced=True)  # fmt: skip
     step_delimiter: str = setting("</thought>", "a completion that uses it is cut into its thoughts (RRPO/SRPO MDP)",
                                   advanced=True)  # fmt: skip
-    credit_scope: str = setting("reasoning", "segments cover the reasoning (the answer line takes the last one's "
-                                "credit) or the whole completion", choices=SCOPES, advanced=True)  # fmt: skip
+    credit_scope: CreditScope = setting("reasoning", "segments cover the reasoning (the answer line takes the last "
+                                        "one's credit) or the whole completion", advanced=True)  # fmt: skip
     coupling: CouplingMode = setting("value_baseline", "how sigma becomes token advantages (docs/method.md §5; the "
                                      "revision's default keeps the outcome's sign)")  # fmt: skip
     coupling_lambda: float = setting(1.0, "weight of the redistributed advantage against GRPO's (0 = GRPO)",
@@ -47,10 +52,10 @@ class CreditConfig(Settings):
     estimator_options: dict = setting({}, "the estimator's own settings, as JSON", advanced=True)
 
 
-def credit_setting(*, only: tuple[str, ...] | None = SEGMENTATION) -> Any:
+def credit_setting(*, only: tuple[str, ...] | None = SEGMENTATION, start: CreditConfig | None = None) -> Any:
     """The ``credit`` field of a method's config: the segmentation settings only (default), or every credit
-    setting (``only=None``, for a method that assigns step credit)."""
-    return nested(CreditConfig, "segmentation and step credit", only=only)
+    setting (``only=None``, for a method that assigns step credit); ``start``: the method's own defaults."""
+    return nested(CreditConfig, "segmentation and step credit", only=only, start=start)
 
 
 def method_setting(name: str) -> Any:
@@ -64,8 +69,8 @@ class TrainConfig(Settings):
     steps: int = setting(30, "training steps (with a resume: train up to this step)", low=1)
     prompts_per_step: int = setting(1, "problems drawn per step, each with its own group of rollouts", low=1)
     group_size: int = setting(8, "rollouts per problem (G); a group needs at least 2 for a baseline", low=2)
-    loss: str = setting("ppo_clip", "PPO clipped surrogate with a token mean (docs/method.md §5), or SRPO's REINFORCE "
-                        "(sequence mean of token means)", choices=LOSSES)  # fmt: skip
+    loss: Loss = setting("ppo_clip", "PPO clipped surrogate with a token mean (docs/method.md §5), or SRPO's "
+                         "REINFORCE (sequence mean of token means)")  # fmt: skip
     clip_eps: float = setting(0.2, "PPO clip range", low=0.0, high=1.0, advanced=True)
     ppo_epochs: int = setting(1, "optimiser steps on each step's rollouts; the PPO ratio is to the policy that "
                               "sampled them, so with 1 it is 1 and the clip never binds", low=1,

@@ -42,11 +42,11 @@ from rredcot_viz.types import ScoreSeries, TokenStats
 def credit_segmenter(credit: CreditConfig, text: str) -> Segmenter:
     """The segmenter the trainer credits with: one segment per thought when the completion closes its steps
     with ``credit.step_delimiter`` (the RRPO/SRPO thought MDP, docs/method.md §1.3), else ``credit.segmenter`` with
-    at most ``credit.segments`` segments."""
+    at most ``credit.k`` segments."""
     if credit.step_delimiter and credit.step_delimiter in text:
         return delimiter_segmenter(credit.step_delimiter)
     if segmenter_takes_count(credit.segmenter):
-        return segmenters.get(credit.segmenter)(k=credit.segments)
+        return segmenters.get(credit.segmenter)(k=credit.k)
     return segmenters.get(credit.segmenter)()
 
 

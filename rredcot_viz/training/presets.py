@@ -1,5 +1,5 @@
 """A method's config by name, and the presets: ``config_for("rredcot", steps=10)`` builds the named method's
-config (credit settings by their own names, ``segments=3``, or whole, ``credit=CreditConfig(...)``); ``quick``
+config (credit settings by their own names, ``k=3``, or whole, ``credit=CreditConfig(...)``); ``quick``
 and ``paper`` are presets (docs/method.md §9.6)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rredcot_viz.errors import ConfigError
-from rredcot_viz.settings import from_settings, from_stored, setting_names
+from rredcot_viz.settings import current_names, from_settings, from_stored, setting_names
 from rredcot_viz.training.config import TrainConfig
 from rredcot_viz.training.methods import methods
 
@@ -17,8 +17,10 @@ def method_config_type(method: str) -> type[TrainConfig]:
 
 
 def config_for(method: str = "grpo", **settings: Any) -> TrainConfig:
-    """The named method's config; a setting it does not have names the ones it has."""
+    """The named method's config (a setting's former name, such as ``segments``, still works); a setting it does
+    not have names the ones it has."""
     config_type = method_config_type(method)
+    settings = current_names(config_type, settings)
     known = setting_names(config_type)
     unknown = sorted(set(settings) - set(known))
     if unknown:

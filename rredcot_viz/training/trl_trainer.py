@@ -23,7 +23,7 @@ prompts each estimator credited. Optionally logs every generation batch's rollou
 DuckDB store, in the records the Train page's step inspector reads.
 
     trainer = RREDCoTGRPOTrainer(model, reward_funcs=[my_reward], args=GRPOConfig(...), train_dataset=data,
-                                 credit=CreditConfig(segments=4))
+                                 credit=CreditConfig(k=4))
     trainer.train()
 
 Pinned to trl 1.16 (``trl>=1.16,<1.17``): it overrides TRL's private ``_generate_and_score_completions`` and

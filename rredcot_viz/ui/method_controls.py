@@ -1,7 +1,7 @@
 """Settings controls: a method picked from its registry with its settings generated from its config
 (``settings_form``), so no page retypes a choice, a default or a help text.
 
-    segmenter = segmenter_picker("inspect", trace, text_input=tokens)  # K bounded by the trace's pieces
+    segmenter = segmenter_picker("inspect", trace, text_input=tokens)  # K bounded by the segmenter's reach
     estimator, analysis_config = estimator_picker("inspect")
 """
 
@@ -19,7 +19,7 @@ from rredcot_viz.engine import AnalysisConfig
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import ValueEstimator, estimators, live_estimators, richer_estimators
 from rredcot_viz.registry import Registry
-from rredcot_viz.segmenters import Segmenter, SegmenterInput, segmenters
+from rredcot_viz.segmenters import DEFAULT_SEGMENTER, Segmenter, SegmenterInput, segmenters
 from rredcot_viz.settings import SettingSpec, specs
 from rredcot_viz.traces.needs import describe, missing
 from rredcot_viz.traces.trace import Trace
@@ -78,11 +78,11 @@ def build(method_type: type, values: dict[str, Any]) -> Any:
 
 
 def segmenter_picker(
-    prefix: str, trace: Trace, default: str = "hybrid", text_input: SegmenterInput | None = None
+    prefix: str, trace: Trace, default: str = DEFAULT_SEGMENTER, text_input: SegmenterInput | None = None
 ) -> Segmenter:
     """A segmenter and its settings (keys ``{prefix}_segmenter``, ``{prefix}_<setting>``). K is a slider from the
-    config's default, bounded by the trace's keyword/newline pieces when ``text_input`` (its tokens, no model
-    call) is given; the delimiter starts at one the trace contains."""
+    config's default, bounded by the most pieces the chosen segmenter can cut the trace into (``k_reach``) when
+    ``text_input`` (its tokens, no model call) is given; the delimiter starts at one the trace contains."""
     names = [name for name in segmenters.names() if not missing(trace, segmenters.get(name).needs)]
     name = method_picker("Segmenter", segmenters, names, f"{prefix}_segmenter", default)
     segmenter_type = segmenters.get(name)
@@ -90,22 +90,21 @@ def segmenter_picker(
     if hasattr(initial, "delimiter"):
         found = [d for d in (initial.delimiter, *COMMON_DELIMITERS) if d in trace.cot]
         initial = replace(initial, delimiter=found[0] if found else initial.delimiter)
-    custom = {"k": _k_slider(text_input)} if getattr(initial, "k", None) is not None else None
+    reach = segmenter_type.k_reach(text_input) if text_input is not None else None
+    custom = {"k": _k_slider(reach)} if getattr(initial, "k", None) is not None else None
     values = settings_form(
         segmenter_type.Config, prefix, initial=initial, custom=custom, more="More segmenter settings"
     )
     return build(segmenter_type, values)
 
 
-def _k_slider(text_input: SegmenterInput | None) -> Widget:
-    """K as a slider from the config's default, never above the trace's keyword/newline pieces."""
+def _k_slider(pieces: int | None) -> Widget:
+    """K as a slider from the config's default, never above ``pieces`` (the chosen segmenter's reach on the trace,
+    when known)."""
 
     def slider(spec: SettingSpec, key: str) -> int:
-        pieces = None
-        if text_input is not None:
-            pieces = len(segmenters.get("hybrid")(k=None).candidate_cuts(text_input)) + 1
         if pieces is not None and pieces <= 2:
-            st.caption(f"This trace has {pieces} keyword/newline piece(s): K = {pieces}.")
+            st.caption(f"This segmenter cuts this trace into at most {pieces} piece(s): K = {pieces}.")
             return pieces
         top = pieces if pieces is not None else K_REACH
         follow_default(key, min(spec.default, top))

@@ -24,7 +24,7 @@ from rredcot_viz.diagnosis.capability import Capability, check_all
 from rredcot_viz.engine.analyzer import AnalysisResult, Analyzer
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import estimators
-from rredcot_viz.estimators.base import ValueEstimator
+from rredcot_viz.estimators.base import R_HAT_ALONE, ValueEstimator
 from rredcot_viz.files import atomic_write, spreadsheet_cell
 from rredcot_viz.jobs import Job, JobManager
 from rredcot_viz.model.core import ProgressFn
@@ -97,7 +97,7 @@ class AnalysisWork:
 
     def first_look_estimator(self) -> ValueEstimator:
         aggregation = getattr(self.estimator.config, "aggregation", "seq_prob")
-        return estimators.get("answer_only")(aggregation=aggregation)
+        return estimators.get(R_HAT_ALONE)(aggregation=aggregation)
 
     def run(self, job: Job) -> None:
         """The job's body. A trace seen for the first time gets R-hat's scores (and the token stats) in a call of

@@ -21,18 +21,19 @@ from rredcot_viz.diagnosis import Detector, FirstError, detectors
 from rredcot_viz.diagnosis.capability import Capability, capability, check_all
 from rredcot_viz.diagnosis.processbench import Evaluation, Scores, baselines, evaluate
 from rredcot_viz.diagnosis.resample import EditResult, ResetConfig, edit_segment
-from rredcot_viz.diagnosis.step_verifier import calibrate_threshold
+from rredcot_viz.diagnosis.step_verifier import StepVerifier, calibrate_threshold
 from rredcot_viz.diagnosis.value_detectors import curve_estimator
 from rredcot_viz.diagnosis.verdicts import cached_verdict
 from rredcot_viz.engine import AnalysisConfig, AnalysisResult, Analyzer
 from rredcot_viz.errors import MissingReferenceError, RredcotError
 from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators.base import R_HAT_ALONE
 from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.backends import Sampler
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.scoring import BoundaryCache, PromptConfig
-from rredcot_viz.segmenters import Segment, Segmenter, segmenters
+from rredcot_viz.segmenters import Segment, Segmenter, segmenters, steps_segmenter
 from rredcot_viz.settings import Settings, setting
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.references import attach_references
@@ -105,7 +106,7 @@ def edit_and_rescore(
             "re-scoring an edit needs a reference answer: the edit drops the trace's correct/wrong label, so only a "
             "reference can say whether the edited trace ends right"
         )
-    estimator = estimators.get("answer_only")()
+    estimator = estimators.get(R_HAT_ALONE)()
     return edit_segment(analyzer, trace, segmenter, index, new_text, estimator, config)
 
 
@@ -285,14 +286,17 @@ def calibrate_verifier(
     """``request`` with the step verifier's threshold chosen on ``calibration``'s labelled records (another split
     or file, so the threshold is held out from the records it is scored on), and a note saying so. Calibration
     reads the given steps, whatever segmenter the evaluation uses."""
-    traces, _ = load_request_traces(replace(calibration, selection=replace(calibration.selection, segmenter="given")))
-    options = request.detectors.get("step_verifier", {})
+    steps = steps_segmenter()
+    traces, _ = load_request_traces(
+        replace(calibration, selection=replace(calibration.selection, segmenter=steps.name))
+    )
+    options = request.detectors.get(StepVerifier.name, {})
     analyzer = evaluation_analyzer(lm, calibration, len(traces))
-    run = evaluate(detectors.get("step_verifier")(**options), analyzer, traces, segmenters.get("given")())
+    run = evaluate(StepVerifier(**options), analyzer, traces, steps)
     threshold, f1 = verifier_threshold(run, calibration.data.name)
-    chosen = {**request.detectors, "step_verifier": {**options, "threshold": threshold}}
+    chosen = {**request.detectors, StepVerifier.name: {**options, "threshold": threshold}}
     note = (
-        f"step_verifier threshold {threshold:.3f} chosen on {calibration.data.name} "
+        f"{StepVerifier.name} threshold {threshold:.3f} chosen on {calibration.data.name} "
         f"({sum(e is not None for e in run.evidence)} records; F1 there {100 * f1:.1f}, optimistic by construction)"
     )
     return replace(request, detectors=chosen), note

@@ -17,11 +17,12 @@ import pandas as pd
 from rredcot_viz.engine.analyzer import AnalysisResult, Analyzer
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.estimators import estimators
+from rredcot_viz.estimators.base import DEFAULT_ESTIMATOR
 from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.paths import data_dir
-from rredcot_viz.segmenters import segmenters
+from rredcot_viz.segmenters import DEFAULT_SEGMENTER, segmenters
 from rredcot_viz.settings import setting_value
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.training.config import TrainConfig
@@ -228,9 +229,9 @@ class ValueChange:
 
 
 def value_change(base: Analyzer, trained: Analyzer, trace: Trace, progress: ProgressFn | None = None) -> ValueChange:
-    """RREDCoT's values of ``trace`` (the default hybrid segmenter and rredcot estimator) under both models: the
+    """RREDCoT's values of ``trace`` (the default segmenter and estimator) under both models: the
     text is the same, so only the values the model assigns to it can move."""
-    segmenter, estimator = segmenters.get("hybrid")(), estimators.get("rredcot")()
+    segmenter, estimator = segmenters.get(DEFAULT_SEGMENTER)(), estimators.get(DEFAULT_ESTIMATOR)()
     before = base.analyze(trace, segmenter, estimator, progress)
     after = trained.analyze(trace, segmenter, estimator, progress)
     return ValueChange(before, after, value_shift(before.values.values, after.values.values))

@@ -44,7 +44,8 @@ def test_generated_help_names_each_method_and_its_default(capsys):
     with pytest.raises(SystemExit):
         main(["analyze", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "--seg-k INT, --k INT target number of segments K (2-64 recommended, docs/method.md §2)" in text
+    assert "--k INT, --seg-k INT target number of segments K (2-64 recommended, docs/method.md §2)" in text
+    assert "--seg-k: former name, deprecated" in text
     assert "[hybrid, fixed_tokens, word_starts, adaptive_entropy] (default 12 for hybrid; none for fixed_tokens" in text
     assert "--est-beta FLOAT weight of v-hat (the reference path from here) in Q-hat" in text
     assert "(default 1.0 for rredcot, continue_only; 0.0 for answer_only, own_answer)" in text

@@ -34,13 +34,12 @@ def test_bad_configs_are_refused():
 
 
 def test_credit_settings_are_one_config_set_by_name_or_whole():
-    by_name = config_for("rredcot", segments=3, coupling="b", gae_lambda=0.5, steps=2)
-    whole = config_for("rredcot", credit=CreditConfig(segments=3, coupling="b", gae_lambda=0.5), steps=2)
-    assert by_name == whole and by_name.credit == CreditConfig(segments=3, coupling="b", gae_lambda=0.5)
-    assert config_for("rredcot", credit=CreditConfig(segments=3), coupling="c").credit == CreditConfig(
-        segments=3, coupling="c"
-    )
-    assert config_for("srpo", segments=6).credit.segments == 6  # every method reads the segmentation
+    by_name = config_for("rredcot", k=3, coupling="b", gae_lambda=0.5, steps=2)
+    whole = config_for("rredcot", credit=CreditConfig(k=3, coupling="b", gae_lambda=0.5), steps=2)
+    assert by_name == whole and by_name.credit == CreditConfig(k=3, coupling="b", gae_lambda=0.5)
+    assert config_for("rredcot", credit=CreditConfig(k=3), coupling="c").credit == CreditConfig(k=3, coupling="c")
+    assert config_for("srpo", k=6).credit.k == 6  # every method reads the segmentation
+    assert config_for("rredcot", segments=5).credit.k == 5  # K's former name still works
     grpo_settings = [s.name for s in specs(GRPOConfig) if s.path == ("credit",)]
     assert grpo_settings == list(SEGMENTATION)
     rredcot_settings = [s.name for s in specs(RREDCoTGRPOConfig) if s.path == ("credit",)]
@@ -51,21 +50,24 @@ def test_runs_stored_with_the_former_flat_settings_load():
     base = {k: v for k, v in asdict(config_for("rredcot", steps=5)).items() if k != "credit"}
     flat = {**base, "segments": 3, "credit_scope": "whole", "coupling": "a", "coupling_lambda": 0.5}
     loaded = stored_train_config(flat)
-    assert loaded.credit == CreditConfig(segments=3, credit_scope="whole", coupling="a", coupling_lambda=0.5)
+    assert loaded.credit == CreditConfig(k=3, credit_scope="whole", coupling="a", coupling_lambda=0.5)
     assert loaded.steps == 5 and type(loaded) is RREDCoTGRPOConfig
     srpo = {**{k: v for k, v in asdict(config_for("srpo")).items() if k != "credit"}, "segmenter": "line"}
     assert stored_train_config(srpo).credit.segmenter == "line"
-    current = config_for("rredcot", segments=2, estimator_options={"trigger": "="})
+    current = config_for("rredcot", k=2, estimator_options={"trigger": "="})
     assert stored_train_config(asdict(current)) == current
 
 
 def test_the_train_options_are_flat_and_checked_per_method():
     parser = argparse.ArgumentParser(exit_on_error=False)
     add_settings_arguments(parser, {name: methods.get(name).Config for name in methods.names()})
-    args = parser.parse_args(["--segments", "3", "--coupling", "a", "--coupling-lambda", "0.5"])
+    args = parser.parse_args(["--k", "3", "--coupling", "a", "--coupling-lambda", "0.5"])
     given = settings_from_args(args, RREDCoTGRPOConfig)
-    assert given == {"segments": 3, "coupling": "a", "coupling_lambda": 0.5}
-    assert config_for("rredcot", **given).credit == CreditConfig(segments=3, coupling="a", coupling_lambda=0.5)
+    assert given == {"k": 3, "coupling": "a", "coupling_lambda": 0.5}
+    assert settings_from_args(parser.parse_args(["--segments", "3"]), RREDCoTGRPOConfig) == {"k": 3}  # former flag
+    k = next(a for a in parser._actions if "--k" in a.option_strings)
+    assert k.option_strings[0] == "--k" and "--segments, --reset-steps: former names, deprecated" in k.help
+    assert config_for("rredcot", **given).credit == CreditConfig(k=3, coupling="a", coupling_lambda=0.5)
     with pytest.raises(ConfigError, match="--coupling is not a setting of GRPO"):
         settings_from_args(args, GRPOConfig)
     coupling = next(a for a in parser._actions if "--coupling" in a.option_strings)
@@ -78,3 +80,20 @@ def test_the_quick_preset_checkpoints_often_enough_to_stop_and_resume():
     config = quick("grpo")
     assert 0 < config.checkpoint_every < config.steps and config.steps % config.checkpoint_every == 0
     assert 0 < config.eval_every <= config.steps
+
+
+def test_runs_stored_under_ks_former_names_resume_with_their_values():
+    """K was ``segments`` in the credit settings and ``reset_steps`` in a reset method's; a run stored with either
+    loads with its value under ``k``, and a reset method's own ``reset_steps`` wins over its credit's segments."""
+    srpo = {k: v for k, v in asdict(config_for("srpo", steps=3)).items() if k != "credit"}
+    old_srpo = {**srpo, "reset_steps": 7, "credit": {**asdict(CreditConfig()), "segments": 4}}
+    del old_srpo["credit"]["k"]
+    loaded = stored_train_config(old_srpo)
+    assert loaded.credit.k == 7 and loaded.reset_steps == 7 and loaded.steps == 3
+    rredcot = {k: v for k, v in asdict(config_for("rredcot")).items() if k != "credit"}
+    old_credit = {k: v for k, v in asdict(CreditConfig(coupling="b")).items() if k != "k"}
+    assert stored_train_config({**rredcot, "credit": {**old_credit, "segments": 3}}).credit == CreditConfig(
+        k=3, coupling="b"
+    )
+    assert config_for("rrpo").credit.k == 5 and config_for("grpo").credit.k == 4  # each method's own default
+    assert config_for("rrpo", reset_steps=6).credit.k == 6  # the former name still works when building one

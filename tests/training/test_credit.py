@@ -59,7 +59,7 @@ def test_trainer_and_analyzer_give_the_same_segments_and_sigma(policy, estimator
     rollout = TrainRollout(prompt_ids, ids, TEXT, 1.0, 0, info={"entropies": entropies.tolist()})
     failed = TrainRollout(prompt_ids, policy.encode("So the total is 42."), "So the total is 42.", 0.0, 1)
     sigmas = group_sigmas(
-        policy, CreditConfig(segments=3), estimators.get(estimator)(), prompt_ids, [rollout, failed], PROBLEM
+        policy, CreditConfig(k=3), estimators.get(estimator)(), prompt_ids, [rollout, failed], PROBLEM
     )
 
     prefixes = result.segmentation.state_prefixes
@@ -74,17 +74,17 @@ def test_reasoning_scope_leaves_the_answer_line_to_the_last_segment(policy):
     text = "3 + 5 = 8.\nSo it is 8.\nThe answer is \\boxed{8}."
     ids = policy.encode(text)
     rollout = TrainRollout([], ids, text, 1.0, 0)
-    prefixes = segment_rollout(policy, rollout, CreditConfig(segments=4))
+    prefixes = segment_rollout(policy, rollout, CreditConfig(k=4))
     answer_token = next(i for i in range(len(ids)) if "answer" in policy.decode(ids[: i + 1]))
     assert prefixes[-1] <= answer_token < len(ids)  # the answer sentence is outside every segment
-    whole = segment_rollout(policy, TrainRollout([], ids, text, 1.0, 0), CreditConfig(segments=4, credit_scope="whole"))
+    whole = segment_rollout(policy, TrainRollout([], ids, text, 1.0, 0), CreditConfig(k=4, credit_scope="whole"))
     assert whole[-1] == len(ids)
 
 
 def test_thought_delimited_completions_are_cut_into_their_thoughts(policy):
     text = "Add 3 and 5.</thought>That gives 8.</thought>The answer is \\boxed{8}.</thought>"
     rollout = TrainRollout([], policy.encode(text), text, 1.0, 0)
-    segment_rollout(policy, rollout, CreditConfig(segments=2, credit_scope="whole"))
+    segment_rollout(policy, rollout, CreditConfig(k=2, credit_scope="whole"))
     assert [text[a:b] for a, b in rollout.info["segment_chars"]] == [
         "Add 3 and 5.</thought>",
         "That gives 8.</thought>",
@@ -108,12 +108,12 @@ def test_without_recorded_entropies_the_rollout_is_cut_with_those_of_the_credit_
     ids = policy.encode(PROSE)
     assert policy.decode(ids) == PROSE
     rollout = TrainRollout(policy.encode_prompt(prompt_text), ids, PROSE, 1.0, 0)
-    group_sigmas(policy, CreditConfig(segments=3), estimators.get("answer_only")(), rollout.prompt_ids, [rollout],
+    group_sigmas(policy, CreditConfig(k=3), estimators.get("answer_only")(), rollout.prompt_ids, [rollout],
                  PROBLEM)  # fmt: skip
     assert rollout.segments == list(itertools.pairwise(result.segmentation.state_prefixes))
     np.testing.assert_allclose(rollout.info["entropies"], analyzer.context(trace).score_stats().entropies, atol=1e-5)
     blind = TrainRollout(rollout.prompt_ids, ids, PROSE, 1.0, 0)
-    segment_rollout(policy, blind, CreditConfig(segments=3))
+    segment_rollout(policy, blind, CreditConfig(k=3))
     assert blind.segments != rollout.segments
 
 
@@ -138,7 +138,7 @@ def test_the_estimator_used_is_recorded_and_counted(policy):
     for problem, expected in ((PROBLEM, "rredcot"), (bare, "answer_only")):
         estimator = credit_estimator(CreditConfig(), problem)
         prompt, rollouts = group(policy, problem)
-        group_sigmas(policy, CreditConfig(segments=2), estimator, prompt, rollouts, problem)
+        group_sigmas(policy, CreditConfig(k=2), estimator, prompt, rollouts, problem)
         assert {r.info["credit_estimator"] for r in rollouts} == {expected}
         counts.append(expected)
     assert estimator_counts(counts, CreditConfig()) == {"credit_groups_rredcot": 1, "credit_groups_answer_only": 1}
@@ -174,7 +174,7 @@ def test_constant_values_through_the_credit_path_give_grpo_advantages(policy):
         "He buys 5 more.\nSo 3 + 5 = 8.\nThe answer is \\boxed{8}.",
     ]
     rewards = np.array([1.0, 0.0, 1.0])
-    credit = CreditConfig(segments=3)
+    credit = CreditConfig(k=3)
     grpo = grpo_advantages(rewards)
 
     def advantages(estimator) -> list[np.ndarray]:

@@ -67,7 +67,7 @@ def make_trainer(tmp_path, rows=(ROW,), credit=None, reward=parity, **overrides)
         args=grpo_args(tmp_path, **overrides),
         train_dataset=datasets.Dataset.from_list(list(rows)),
         processing_class=tiny_tokenizer(),
-        credit=credit or CreditConfig(segments=3),
+        credit=credit or CreditConfig(k=3),
         eval_dataset=datasets.Dataset.from_list(list(rows)) if "num_generations_eval" in overrides else None,
     )
 
@@ -99,7 +99,7 @@ def test_the_readme_example_runs(tmp_path, monkeypatch):
     namespace = {"my_reward": parity, "dataset": datasets.Dataset.from_list([ROW])}
     exec(compile(block, "docs/guide.md", "exec"), namespace)
     trainer = namespace["trainer"]
-    assert trainer.state.global_step == 1 and trainer.credit == CreditConfig(segments=4)
+    assert trainer.state.global_step == 1 and trainer.credit == CreditConfig(k=4)
     store = Store(tmp_path / "runs" / "trl.duckdb")
     assert training_runs(store)["run_id"].tolist() == ["trl-rredcot-1"]
     assert len(store.train_rollouts("trl-rredcot-1", 1)) == 8
@@ -109,7 +109,7 @@ def test_one_step_uses_our_token_advantages(tmp_path):
     model, tokenizer = tiny_model(0), tiny_tokenizer()
     start = copy.deepcopy(model)
     data = datasets.Dataset.from_list([ROW])
-    credit = CreditConfig(segments=3)
+    credit = CreditConfig(k=3)
     store = Store(tmp_path / "s.duckdb")
     trainer = RREDCoTGRPOTrainer(
         model, reward_funcs=[parity], args=grpo_args(tmp_path, log_completions=True), train_dataset=data,
@@ -277,7 +277,7 @@ def test_multi_segment_completions_get_per_segment_advantages(tmp_path):
     policy = LanguageModel(trainer.model, tokenizer, name="m", fingerprint="m")
     rollouts = [TrainRollout(prompt, c, policy.decode(c), r, 0) for c, r in zip(completions, [1.0, 0.0], strict=True)]
     problem = Problem(PROMPT, "5", ROW["solution"])
-    credit = CreditConfig(segments=3)
+    credit = CreditConfig(k=3)
     sigmas = group_sigmas(policy, credit, estimators.get("rredcot")(), prompt, rollouts, problem)
     couple_group(rollouts, sigmas, credit, std="trl")
     assert [len(r.segments) for r in rollouts] == [3, 3]

@@ -9,11 +9,12 @@ prompt plus the prefix; the prefix is masked out of the loss. Advantages are nor
 (population std; an all-equal group gets zeros). Layouts, all with 8 trained rollouts: 1x4 (4 base + 1
 prefix x 4, default), 2x4 (2 parents x 4), 1x8 (1 parent x 8, localiser at temperature 0).
 
-The parent's steps (the thoughts a reset lands between) are its own cut of the whole completion, not the
-credit segments: its ``</thought>`` thoughts when it writes them, else its line and keyword pieces merged down
-to ``reset_steps`` (the analyzer's hybrid segmenter), or, when it has fewer pieces than that (the built-in
-task's completions are 2-3 lines), ``reset_steps`` pieces of about equal length cut at distinct word starts
-(``word_starts``; one per word for a parent of fewer words, such as an answer-only "The answer is 15."). Step 1
+The parent's steps (the thoughts a reset lands between) are the configured segmentation (``credit``) of the whole
+completion: its ``</thought>`` thoughts when it writes them, else the configured segmenter's cut at ``k`` (5 for
+the reset methods; by default the hybrid segmenter's line and keyword pieces merged down to ``k``), or, when that
+gives fewer than ``k`` pieces (the built-in task's completions are 2-3 lines), ``k`` pieces of about equal length
+cut at distinct word starts (the segmenter that declares ``exact_count``; one per word for a parent of fewer
+words, such as an answer-only "The answer is 15."). Step 1
 is the empty prefix, so with H steps a uniform reset starts from the question with probability 1/H; every step
 logs the share of resets that did (``reset_empty_prefix_share``), that chance averaged over the parents
 (``reset_uniform_empty_chance``, the mean of 1/H: what the realised share scatters around under a uniform
@@ -25,14 +26,16 @@ from __future__ import annotations
 from abc import abstractmethod
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import ClassVar
 
 import numpy as np
 
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.scoring.plan import ResponseTokens
-from rredcot_viz.segmenters import segmenters
+from rredcot_viz.segmenters import exact_count_segmenter
 from rredcot_viz.settings import setting
-from rredcot_viz.training.config import LOSSES, TrainConfig
+from rredcot_viz.training.config import CreditConfig, Loss, TrainConfig, credit_setting
+from rredcot_viz.training.credit import credit_segmenter
 from rredcot_viz.training.methods.base import (
     CreditScorer,
     RolloutSource,
@@ -48,16 +51,23 @@ LAYOUTS = {"1x4": (4, 1, 4), "2x4": (0, 2, 4), "1x8": (0, 1, 8)}  # base size, p
 
 @dataclass(frozen=True)
 class ResetConfig(TrainConfig):
-    loss: str = setting("reinforce", "SRPO's loss (docs/method.md §9.4): the sequence mean of token means of A log pi "
-                        "(REINFORCE), or the PPO clipped surrogate with a token mean", choices=LOSSES)  # fmt: skip
+    """A reset method's settings; its credit's ``k`` is the steps a failed parent is cut into (formerly
+    ``reset_steps``: runs stored with it resume, with its value)."""
+
+    renamed: ClassVar[dict[str, str]] = {"reset_steps": "k"}
+
+    loss: Loss = setting("reinforce", "SRPO's loss (docs/method.md §9.4): the sequence mean of token means of A log "
+                         "pi (REINFORCE), or the PPO clipped surrogate with a token mean")  # fmt: skip
     layout: str = setting("1x4", "base group + reset groups: 4 + 1x4, 0 + 2x4 or 0 + 1x8 (8 trained rollouts)",
                           choices=tuple(LAYOUTS))  # fmt: skip
-    reset_steps: int = setting(5, "steps a failed parent is cut into for a reset (its thoughts when it closes them "
-                               "with the step delimiter, else line/keyword pieces merged down to this many, or "
-                               "this many equal pieces cut at word starts when it has fewer)", low=2,
-                               advanced=True)  # fmt: skip
+    credit: CreditConfig = credit_setting(start=CreditConfig(k=5))  # a parent is cut into 5 steps
     max_fresh_attempts: int = setting(12, "fresh chains sampled at most while looking for a failed parent", low=1,
                                       advanced=True)  # fmt: skip
+
+    @property
+    def reset_steps(self) -> int:
+        """The steps a failed parent is cut into, by its former name (bench/resets.py reads it)."""
+        return self.credit.k
 
 
 def parent_steps(policy: LanguageModel, parent: TrainRollout, config: ResetConfig) -> list[tuple[int, int]]:
@@ -69,13 +79,10 @@ def parent_steps(policy: LanguageModel, parent: TrainRollout, config: ResetConfi
         return [(0, response.n_tokens)]
     entropies = parent.info.get("entropies")
     inp = response.segmenter_input("whole", None if entropies is None else np.asarray(entropies))
-    delimiter = config.credit.step_delimiter
-    if delimiter and delimiter in inp.text:
-        segmentation = segmenters.get("delimiter")(delimiter=delimiter).segment(inp)
-    else:
-        segmentation = segmenters.get("hybrid")(k=config.reset_steps).segment(inp)
-        if len(segmentation.segments) < config.reset_steps:
-            segmentation = segmenters.get("word_starts")(k=config.reset_steps).segment(inp)
+    configured = credit_segmenter(config.credit, inp.text)  # its thoughts, else the configured segmenter at k
+    segmentation = configured.segment(inp)
+    if not configured.cuts_at_delimiter and len(segmentation.segments) < config.credit.k:
+        segmentation = exact_count_segmenter(config.credit.k).segment(inp)
     parent.info["reset_step_chars"] = [segment.char_span for segment in segmentation.segments]
     parent.info["reset_segmenter"] = segmentation.strategy
     return list(pairwise(segmentation.state_prefixes))

@@ -85,7 +85,7 @@ def expected_prefix(lm, ids: list[int], step: int) -> list[int]:
 def test_the_reset_prefix_is_the_parent_before_the_chosen_step(tiny, method):
     assert tiny.decode(tiny.encode(PARENT)) == PARENT
     problem = builtin_problems(1)[0]
-    config = config_for(method, reset_steps=6)
+    config = config_for(method, k=6)
     chosen = set()
     for seed in range(12):
         source = ScriptedSource(tiny, seed)
@@ -105,7 +105,7 @@ def test_srpo_reads_the_last_box_of_a_reply_sampled_without_stop_strings(tiny):
     problem = builtin_problems(1)[0]
     reply = "Step 2 looks fine. The answer is \\boxed{7}.\nThe first wrong step is \\boxed{4}.\nStep 1 is right."
     source = ScriptedSource(tiny, reply=reply)
-    groups = methods.get("srpo")(config_for("srpo", reset_steps=6))._collect_one(source, problem, 0)
+    groups = methods.get("srpo")(config_for("srpo", k=6))._collect_one(source, problem, 0)
     (sampling,) = source.sampling
     assert sampling.stop_strings == () and not sampling.stop_on_answer and sampling.max_new_tokens == 256
     parent = groups[1].parent
