@@ -67,6 +67,7 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
 
 def _run_eval(args: argparse.Namespace) -> int:
     from rredcot_viz.diagnosis import detectors
+    from rredcot_viz.diagnosis.step_verifier import StepVerifier
     from rredcot_viz.engine import AnalysisConfig
     from rredcot_viz.errors import ConfigError
     from rredcot_viz.store import Store
@@ -105,8 +106,9 @@ def _run_eval(args: argparse.Namespace) -> int:
     print(f"capability check ({time.perf_counter() - started:.2f} s, before any model work):")
     for line in (*plan.notes, *(c.line() for c in plan.capabilities)):
         print(f"  {line}")
-    if args.calibrate_on and "step_verifier" not in options:
-        raise ConfigError("--calibrate-on calibrates the step_verifier threshold; add step_verifier to --detector")
+    verifier = StepVerifier.name
+    if args.calibrate_on and verifier not in options:
+        raise ConfigError(f"--calibrate-on calibrates the {verifier} threshold; add {verifier} to --detector")
     store = None if args.no_store else Store()  # here, not after the work: a store that cannot be opened stops now
     lm = load_from_args(args)
     if args.calibrate_on:

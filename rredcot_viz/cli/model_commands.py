@@ -79,7 +79,7 @@ def sampler_spec_from_args(args: argparse.Namespace):
 def sampler_from_args(args: argparse.Namespace, lm):
     """The sampler the options name, on ``lm``; a server is probed now, so a wrong one stops before any work."""
     sampler = sampler_spec_from_args(args).build(lm)
-    if sampler.name != "local":
+    if sampler.remote:
         print(f"note: rollouts from {sampler.check()}")
     return sampler
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from rredcot_viz.errors import ConfigError, MissingReferenceError
 from rredcot_viz.estimators.base import EstimatorConfig, ValueEstimator, estimators
+from rredcot_viz.segmenters.base import steps_segmenter
 from rredcot_viz.settings import setting
 from rredcot_viz.types import StateValues
 
@@ -46,9 +47,10 @@ class PublishedValues(ValueEstimator):
                 f"this trace has no published {self.config.series!r} values (it has: "
                 f"{', '.join(trace.step_values) or 'none'}); import a Thought Anchors file to get them"
             )
-        if segmentation.strategy != "given" or segmentation.k != len(published):
+        steps = steps_segmenter().name
+        if segmentation.strategy != steps or segmentation.k != len(published):
             raise ConfigError(
-                f"published values belong to the trace's own {len(published)} steps; use the 'given' segmenter "
+                f"published values belong to the trace's own {len(published)} steps; use the {steps!r} segmenter "
                 f"(got {segmentation.strategy} with K={segmentation.k})"
             )
         values = np.append(np.asarray(published, dtype=float), trace.outcome)

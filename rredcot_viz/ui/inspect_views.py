@@ -10,7 +10,6 @@ from rredcot_viz.engine import AnalysisResult
 from rredcot_viz.estimators.redistribution import last_segment_note
 from rredcot_viz.figures import trace_heatmap
 from rredcot_viz.figures.colors import shade_scale
-from rredcot_viz.segmenters.hybrid import replay
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.ui.analysis import Analysis
 from rredcot_viz.ui.shading import relative_switch
@@ -76,15 +75,15 @@ def shaded_trace(result: AnalysisResult, trace: Trace) -> None:
 
 
 def merge_replay(analysis: Analysis) -> None:
-    """A slider that replays the hybrid segmenter's merges (when the analysis has them)."""
-    result = analysis.result
-    if analysis.segmenter is None or analysis.segmenter.name != "hybrid" or not result.segmentation.merge_history:
+    """A slider that replays a segmenter's merges (one that ``replays_merges``, when the analysis has them)."""
+    result, segmenter = analysis.result, analysis.segmenter
+    if segmenter is None or not segmenter.replays_merges or not result.segmentation.merge_history:
         return
-    with st.expander("Replay the hybrid segmentation (keyword pieces merged by lowest entropy)"):
+    with st.expander(f"Replay the {segmenter.name} segmentation (pieces merged by lowest entropy)"):
         history = result.segmentation.merge_history
         step = st.slider("Merge step", 0, len(history), len(history), key="inspect_replay")
-        scope = analysis.analyzer.scope_for(analysis.segmenter)
-        replayed = replay(result.segmentation, analysis.context.segmenter_input(scope), step)
+        scope = analysis.analyzer.scope_for(segmenter)
+        replayed = segmenter.replay(result.segmentation, analysis.context.segmenter_input(scope), step)
         if step:
             merge = history[step - 1]
             st.caption(

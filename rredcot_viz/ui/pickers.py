@@ -54,7 +54,7 @@ def model_picker() -> ModelConfig:
         st.sidebar.caption(CATALOGUE[key].reason)
     quantization, quant_type = quantization_picker(CATALOGUE.get(key))
     config = ModelConfig(source=source, quantization=quantization, quant_type=quant_type, sampler=sampler_picker())
-    if config.sampler.backend != "local":
+    if samplers.get(config.sampler.backend).remote:
         sampler_check(config)
     return config
 
@@ -92,7 +92,7 @@ def sampler_picker() -> SamplerSpec:
         samplers.names(),
         index=kept_index("sampler", samplers.names()),
         key="sampler",
-        format_func=lambda n: "this model (local)" if n == "local" else f"an inference server ({n})",
+        format_func=lambda n: f"an inference server ({n})" if samplers.get(n).remote else f"this model ({n})",
         help="An OpenAI-compatible server (vLLM: `scripts/dev engine`) serving the same weights; it is checked "
         "against the loaded model first (vLLM on a CPU drew Monte Carlo rollouts about twice as fast as this "
         "model here, bench/sampling.py; a GPU server far faster). Training always samples its own policy.",

@@ -34,6 +34,7 @@ class Sampler(ABC):
 
     name: ClassVar[str]
     Config: ClassVar[type[SamplerConfig]] = SamplerConfig
+    remote: ClassVar[bool] = False  # draws elsewhere (a server), so it is checked against the loaded model first
 
     def __init__(self, lm: LanguageModel, config: SamplerConfig | None = None, **overrides: Any):
         base = config or self.Config()

@@ -91,6 +91,7 @@ class OpenAISampler(Sampler):
 
     name = "openai"
     Config = OpenAIConfig
+    remote = True
     config: OpenAIConfig
 
     def __init__(self, lm: LanguageModel, config: OpenAIConfig | None = None, **overrides: Any):
