@@ -141,22 +141,25 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
 
 
-def _newton(z: np.ndarray, y: np.ndarray, l2: float, iterations: int = 50) -> tuple[np.ndarray, float]:
-    """Weights and bias minimising sum BCE(y, sigmoid(z w + b)) + l2/2 |w|^2 (soft labels y in [0, 1])."""
+def _newton(
+    z: np.ndarray, y: np.ndarray, l2: float, start: np.ndarray | None = None, iterations: int = 50
+) -> np.ndarray:
+    """[bias, weights] minimising sum BCE(y, sigmoid(z w + b)) + l2/2 |w|^2 (soft labels y in [0, 1]), from
+    ``start`` (a fit at a nearby L2: a few steps instead of dozens)."""
     n, d = z.shape
     design = np.hstack([np.ones((n, 1)), z])  # (N, 1+d): the bias is not penalised
     penalty = np.full(d + 1, l2)
     penalty[0] = 1e-8
-    theta = np.zeros(d + 1)
+    theta = np.zeros(d + 1) if start is None else start.copy()
     for _ in range(iterations):
         p = _sigmoid(design @ theta)
         gradient = design.T @ (p - y) + penalty * theta
         hessian = (design * (p * (1 - p))[:, None]).T @ design + np.diag(penalty)
         step = np.linalg.solve(hessian, gradient)
         theta -= step
-        if np.abs(step).max() < 1e-7:
+        if np.abs(step).max() < 1e-5:
             break
-    return theta[1:], float(theta[0])
+    return theta
 
 
 def _standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,17 +168,34 @@ def _standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, scale
 
 
+def _row_space(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, scale and an orthonormal basis (r, D) of the standardised rows' span, where the L2 optimum lies."""
+    mean, scale = _standardise(x)
+    _, singular, vt = np.linalg.svd((x - mean) / scale, full_matrices=False)
+    return mean, scale, vt[singular > singular.max() * 1e-10]
+
+
 def fit_probe(x: np.ndarray, y: np.ndarray, l2: float, **meta: Any) -> ValueProbe:
     """A probe on features ``x`` (N, D) and success rates ``y`` (N,), fitted in the row space of the standardised
     features (``meta``: the ``ValueProbe`` fields to record)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    mean, scale = _standardise(x)
-    z = (x - mean) / scale
-    _, singular, vt = np.linalg.svd(z, full_matrices=False)
-    basis = vt[singular > singular.max() * 1e-10]  # (r, D): the span the L2 optimum lies in
-    coefficients, bias = _newton(z @ basis.T, y, l2)
+    return _fits(x, y, [l2], **meta)[0]
+
+
+def _fits(x: np.ndarray, y: np.ndarray, l2_grid: Sequence[float], **meta: Any) -> list[ValueProbe]:
+    """``fit_probe`` at each L2 of ``l2_grid``, one basis for all and each fit started from the previous one (the
+    grid is walked from the strongest L2 down), returned in the grid's order."""
+    mean, scale, basis = _row_space(x)
+    z = ((x - mean) / scale) @ basis.T
     defaults = {"model": "", "fingerprint": "", "precision": "", "layer": 0}
-    return ValueProbe(**(defaults | meta), l2=l2, weights=basis.T @ coefficients, bias=bias, mean=mean, scale=scale)
+    fitted: dict[float, ValueProbe] = {}
+    theta = None
+    for l2 in sorted(l2_grid, reverse=True):
+        theta = _newton(z, y, l2, theta)
+        weights = basis.T @ theta[1:]
+        fitted[l2] = ValueProbe(**(defaults | meta), l2=l2, weights=weights, bias=float(theta[0]), mean=mean,
+                                scale=scale)  # fmt: skip
+    return [fitted[l2] for l2 in l2_grid]
 
 
 def brier(predicted: np.ndarray, target: np.ndarray) -> float:
@@ -223,8 +243,8 @@ def select(
         predictions = {l2: np.empty(len(y)) for l2 in l2_grid}
         for rows in held:
             train = np.setdiff1d(np.arange(len(y)), rows)
-            for l2 in l2_grid:
-                probe = fit_probe(features[layer, train], y[train], l2)
+            x = np.asarray(features[layer, train], dtype=float)
+            for l2, probe in zip(l2_grid, _fits(x, y[train], l2_grid), strict=True):
                 predictions[l2][rows] = probe.predict(features[layer, rows])
         for l2 in l2_grid:
             grid[f"{layer}:{l2:g}"] = brier(predictions[l2], y)

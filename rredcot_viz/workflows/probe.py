@@ -91,11 +91,12 @@ def problem_split(problems: Sequence[str], heldout: float, seed: int) -> dict[st
     return {problem: "heldout" if rank < count else "fit" for rank, problem in enumerate(unique)}
 
 
-def bench_traces(path: str | Path) -> list[tuple[Trace, str, list[str], int]]:
-    """(trace, problem, per-state outcome strings, K) of each scored trace of a compare-bench file."""
+def bench_traces(source: str | Path | dict) -> list[tuple[Trace, str, list[str], int]]:
+    """(trace, problem, per-state outcome strings, K) of each scored trace of a compare-bench file (or its
+    parsed content)."""
     from rredcot_viz.traces.answers import extract_answer
 
-    saved = json.loads(Path(path).read_text())
+    saved = source if isinstance(source, dict) else json.loads(Path(source).read_text())
     drawn = {d["trace"]: d for d in saved.get("drawn", [])}
     found = []
     for record in saved.get("traces", []):
@@ -114,17 +115,18 @@ def bench_traces(path: str | Path) -> list[tuple[Trace, str, list[str], int]]:
         )
         found.append((trace, str(record["problem"]), outcomes, int(record["k"])))
     if not found:
-        raise MissingProbeError(f"{path} holds no scored trace with per-rollout outcomes (mc_outcomes)")
+        where = "the file" if isinstance(source, dict) else source
+        raise MissingProbeError(f"{where} holds no scored trace with per-rollout outcomes (mc_outcomes)")
     return found
 
 
 def labels_from_bench(
-    analyzer: Analyzer, path: str | Path, segmenter: Segmenter, rollouts: int | None = None
+    analyzer: Analyzer, source: str | Path | dict, segmenter: Segmenter, rollouts: int | None = None
 ) -> list[Labelled]:
     """Labels from a compare-bench file, on the states ``segmenter`` cuts now (which must be the bench's K);
     ``rollouts``: use each state's first n outcomes only (the bench's reference is its first 16)."""
     examples = []
-    for trace, problem, outcomes, k in bench_traces(path):
+    for trace, problem, outcomes, k in bench_traces(source):
         segmentation = analyzer.segment(trace, segmenter)
         if segmentation.k != k or len(outcomes) != k:
             raise MissingProbeError(
