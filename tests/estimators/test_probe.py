@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from tiny import tiny_lm
 
-from rredcot_viz.engine import Analyzer, AnalysisConfig
+from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.errors import MissingProbeError
 from rredcot_viz.estimators import estimators, redistribute
 from rredcot_viz.estimators.value_probe import (
