@@ -1,4 +1,4 @@
-"""``probe fit`` / ``probe eval``: a value probe for the loaded model (docs/method.md §6b, docs/guide.md).
+"""``probe fit`` / ``probe eval``: a value probe for the loaded model (docs/method.md §6.1, docs/guide.md).
 
 ``fit`` labels the segment states of a trace set with Monte Carlo (``--traces FILE``: drawn now, rollouts
 stored) or reads the labels of a compare-bench file (``--labels FILE``: its per-rollout outcomes), splits the

@@ -1,5 +1,5 @@
 """``probe``: state values read off the model's hidden states by a value probe fitted to its own Monte Carlo
-values (docs/method.md §6b). V_t = sigmoid(w . h_layer(last token of s_t) + b) for t = 1..K, V_{K+1} := R; sigma
+values (docs/method.md §6.1). V_t = sigmoid(w . h_layer(last token of s_t) + b) for t = 1..K, V_{K+1} := R; sigma
 by the same redistribution as every estimator.
 
 Cost: one forward pass over the trace for the hidden states (metered as ``hidden_states``; it is not shared

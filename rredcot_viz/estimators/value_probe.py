@@ -1,5 +1,5 @@
 """A value probe: logistic regression from one layer's hidden state at a state's last token to the model's own
-Monte Carlo success rate there (docs/method.md §6b), its fitting with cross-validation grouped by problem, and
+Monte Carlo success rate there (docs/method.md §6.1), its fitting with cross-validation grouped by problem, and
 the small JSON file it lives in, keyed by the model's fingerprint and precision.
 
 Logistic, not ridge: a value is a probability, and the labels are success rates (soft labels k/n), which the

@@ -1,4 +1,4 @@
-"""Fitting and evaluating a value probe (docs/method.md §6b), for the CLI's ``probe fit`` / ``probe eval``, the
+"""Fitting and evaluating a value probe (docs/method.md §6.1), for the CLI's ``probe fit`` / ``probe eval``, the
 Compare page's panel and ``bench/probe.py``.
 
 Labels are the model's own Monte Carlo success rates at the segment states of a trace set: drawn now (the ``mc``
@@ -247,3 +247,23 @@ def calibration(predicted: np.ndarray, y: np.ndarray, bins: int = 5) -> list[tup
 def save_probe(probe: ValueProbe, path: str | Path | None = None) -> Path:
     """Write ``probe`` (default: the data folder's file for its model and precision, which the estimator finds)."""
     return probe.save(Path(path) if path else probe_path(probe.model, probe.fingerprint, probe.precision))
+
+
+def fit_from_traces(
+    analyzer: Analyzer,
+    traces: Sequence[Trace],
+    segmenter: Segmenter,
+    mc_options: dict[str, Any],
+    heldout: float = 0.3,
+    seed: int = 0,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[ValueProbe, Path]:
+    """The whole fit from a trace set, as the app's job runs it: Monte Carlo labels (rollouts stored), hidden
+    states, the grouped fit, the file written where the estimator finds it. ``progress(done, total, what)``."""
+    say = progress or (lambda done, total, what: None)
+    examples = labels_from_mc(analyzer, traces, segmenter, mc_options, lambda d, t: say(d, t, "Monte Carlo labels"))
+    source = f"mc({mc_options.get('rollouts', '?')}) on {len(traces)} traces, {segmenter.name}"
+    data = hidden_features(analyzer, examples, source, lambda d, t: say(d, t, "hidden states"))
+    say(len(traces), len(traces), "fitting (grouped cross-validation)")
+    probe = fit(data, analyzer.lm, heldout, seed, folds=min(5, len({e.problem for e in examples}) - 1 or 1))
+    return probe, save_probe(probe)
