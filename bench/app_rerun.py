@@ -1,11 +1,13 @@
 """How fast the Inspect page re-renders when K changes on an analysed trace (AppTest, embedded model).
 
-Analyses the longest sample trace once (not timed), then moves the K slider ten times and times each
-rerun; the model must not be called. Last line: ``rerun_ms_median=<x> model_calls=<n>``.
+Analyses the longest sample trace once (not timed; ``--sample`` names another by the start of its title), then
+moves the K slider ten times (``--ks``) and times each rerun; the model must not be called. Last line:
+``rerun_ms_median=<x> model_calls=<n>``.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import tempfile
@@ -32,20 +34,24 @@ def settle(app: AppTest) -> None:
         app.run()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sample", default="Planning a school museum trip", help="the sample's title, or its start")
+    parser.add_argument("--ks", default="2,4,6,8,10,12,14,16,5,9", help="the K values the slider is moved to")
+    args = parser.parse_args(argv)
     app = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=600).run()
     app.radio(key="inspect_source").set_value("live").run()  # the page opens on recorded scores (no K slider)
     options = app.sidebar.selectbox(key="trace_Samples").options
-    longest = next(i for i, label in enumerate(options) if label.startswith("Planning a school museum trip ·"))
+    longest = next(i for i, label in enumerate(options) if label.startswith(args.sample))
     started = time.perf_counter()
     app.sidebar.selectbox(key="trace_Samples").select_index(longest).run()
     print(f"first analysis of '{options[longest]}': {time.perf_counter() - started:.1f} s (not timed below)")
     lm = resources.model(ModelConfig())
-    calls = lm.meter.total.calls
-    timings = []
     settle(app)
+    calls = lm.meter.total.calls  # after the analysis's jobs: only the K moves count
+    timings = []
     key = next(s.key for s in app.slider if s.label.startswith("K"))  # the settings form names its widgets
-    for k in (2, 4, 6, 8, 10, 12, 14, 16, 5, 9):
+    for k in (int(k) for k in args.ks.split(",")):
         started = time.perf_counter()
         app.slider(key=key).set_value(k).run()
         timings.append((time.perf_counter() - started) * 1e3)

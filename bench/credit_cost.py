@@ -44,6 +44,7 @@ import torch
 
 from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.model.sampling import SamplingConfig
 from rredcot_viz.training import CreditConfig, Trainer, builtin_split, quick
@@ -223,7 +224,7 @@ def token_table(lm: LanguageModel, lengths: list[int], ks: list[int]) -> tuple[f
     for length in lengths:
         prompt, drawn = working_group(lm, problem, length, seed=length)
         for k in ks:
-            credit = CreditConfig(segments=k)
+            credit = CreditConfig(k=k)
             rollouts = copy.deepcopy(drawn)
             for rollout in rollouts:  # as the sampler does while sampling: not part of the credit call
                 segment_rollout(lm, rollout, credit)
@@ -251,7 +252,7 @@ def step_times(lm: LanguageModel, length: int, steps: int, k: int, control_steps
     trainers = {}
     for method in ("grpo", "rredcot"):
         config = quick(method, steps=steps, prompts_per_step=1, group_size=GROUP, max_new_tokens=length,
-                       eval_every=0, segments=k, seed=0)  # fmt: skip
+                       eval_every=0, k=k, seed=0)  # fmt: skip
         trainers[method] = Trainer(lm, config, train, held_out, run_id=f"credit-cost-{method}")
         trainers[method].policy.stop_early = False  # every rollout runs to the full length
         warm = trainers[method].policy  # first calls allocate: keep that out of the first timed step
@@ -314,7 +315,7 @@ def trl_steps(lm: LanguageModel, lengths: list[int]) -> None:
               f"ratio {seconds['rredcot'] / seconds['grpo']:.2f}", flush=True)  # fmt: skip
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lengths", type=ints, default=[256, 1024, 4096], help="part 1 completion lengths")
     parser.add_argument("--ks", type=ints, default=[4, 8, 16], help="part 1 segment counts K")
@@ -328,17 +329,20 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     parser.add_argument("--random-model", action="store_true", help="parts 2-3 on a random model of the embedded "
                         "model's shape (no files needed) instead of the embedded model")  # fmt: skip
+    parser.add_argument("--model", help="a catalogue key, model folder or GGUF file: part 1's tokenizer and the model "
+                        "of parts 2-3 (default: the embedded model)")  # fmt: skip
     parser.add_argument("--trl", action="store_true", help="part 3: TRL steps")
     parser.add_argument("--trl-lengths", type=ints, default=[1024, 4096])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     started = time.perf_counter()
-    tokenizer = embedded_or_trained_tokenizer(args.random_model)
+    chosen = LanguageModel.load(ModelConfig(source=args.model, device=args.device)) if args.model else None
+    tokenizer = chosen.tokenizer if chosen else embedded_or_trained_tokenizer(args.random_model)
     worst, worst_control, worst_floor = token_table(narrow_lm(tokenizer, args.device), args.lengths, args.ks)
     dtype = getattr(torch, args.dtype)
     if args.random_model:
         lm = random_lm(tokenizer, SMOLLM2_135M, args.device, dtype, "random SmolLM2-135M shape")
     else:
-        lm = LanguageModel.load()
+        lm = chosen or LanguageModel.load()
     step_ratio = (
         step_times(lm, args.step_length, args.steps, args.step_k, args.control_steps)
         if args.step_length

@@ -36,7 +36,7 @@ from rredcot_viz.cli.options import add_settings_arguments, settings_from_args
 from rredcot_viz.diagnosis import detectors
 from rredcot_viz.diagnosis.processbench import baseline_predictions, f1_score, score
 from rredcot_viz.diagnosis.step_verifier import first_below
-from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
+from rredcot_viz.model.catalogue import DEFAULT_MODEL
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import shared_data_dir
@@ -116,24 +116,25 @@ def progress(name: str, done: int, total: int) -> None:
         print(f"  {name}: {total} records done", file=sys.stderr, flush=True)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", default="gsm8k,math")
     parser.add_argument("--per-class", type=int, default=10, help="erroneous (and correct) records per split")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data", type=Path, help="the folder of <split>.json (default: shared/data's processbench)")
     parser.add_argument("--detectors", default=",".join(detectors.names()))
     for name in detectors.names():  # the CLI's generated options: --<detector>-<setting> VALUE
         add_settings_arguments(parser, {name: detectors.get(name).Config}, prefix=name, title=f"{name} settings")
-    parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(CATALOGUE))
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="catalogue key, model folder or GGUF file")
     add_sampler_arguments(parser)  # where the sampling detectors (mc[self_consistency]) draw their rollouts
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     options: dict[str, dict] = {detectors.resolve(n): {} for n in args.detectors.split(",") if n}
     for name in options:
         options[name].update(settings_from_args(args, detectors.get(name).Config, prefix=name))
 
     requests = [
         EvaluationRequest(
-            Path(shared_data_dir() / "processbench" / f"{split}.json"),
+            (args.data or shared_data_dir() / "processbench") / f"{split}.json",
             options,
             references="none",
             selection=RecordSelection(sample=2 * args.per_class, sample_seed=args.seed, balanced=True),

@@ -27,6 +27,7 @@ import torch
 from rredcot_viz.engine import AnalysisConfig, Analyzer
 from rredcot_viz.estimators import estimators
 from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.scoring.context import TraceContext
 from rredcot_viz.segmenters import segmenters
@@ -85,13 +86,14 @@ def honest_floor(lm: LanguageModel, context: TraceContext, items: list[ScoreItem
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=16)
     parser.add_argument("--target-tokens", type=int, default=1000)
-    args = parser.parse_args()
+    parser.add_argument("--model", help="catalogue key, model folder or GGUF file (default: the embedded model)")
+    args = parser.parse_args(argv)
 
-    lm = LanguageModel.load()
+    lm = LanguageModel.load(ModelConfig(source=args.model) if args.model else ModelConfig())
     trace = min(sample_traces(), key=lambda t: abs(len(lm.encode(t.cot)) - args.target_tokens))
     analyzer = Analyzer(lm, AnalysisConfig(boundaries="all"))
     estimator = estimators.get("rredcot")()

@@ -34,13 +34,14 @@ def timed_analysis(lm: LanguageModel, trace, boundaries: str) -> tuple[float, in
     return time.perf_counter() - started, result.k
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="catalogue key (default: the embedded model)")
-    args = parser.parse_args()
+    parser.add_argument("--traces", type=int, default=0, help="the first N sample traces only (0: all)")
+    args = parser.parse_args(argv)
     lm = LanguageModel.load(ModelConfig(source=args.model) if args.model else ModelConfig())
     first, everything = {}, {}
-    for trace in sample_traces():
+    for trace in sample_traces()[: args.traces or None]:
         first[trace.trace_id], k = timed_analysis(lm, trace, "segmenter")
         everything[trace.trace_id], _ = timed_analysis(lm, trace, "all")
         print(

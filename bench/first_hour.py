@@ -280,10 +280,10 @@ def rl_runs(browser, url: str, tmp: Path) -> tuple[int, int]:
     return stale, int(refused and disabled)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=0, help="open only this many samples live (0 = all)")
-    wanted = parser.parse_args().samples
+    wanted = parser.parse_args(argv).samples
     tmp = Path(tempfile.mkdtemp(prefix="first_hour_"))
     process, url = start_server(tmp / "store.duckdb")
     found: dict[str, float] = {}

@@ -81,6 +81,9 @@ def release_memory() -> None:
 
 
 def converted(key: str) -> bool:
+    """A catalogue key whose converted copy exists, or a model folder (a smoke test's tiny model)."""
+    if Path(key).is_dir():
+        return True
     try:
         return (converted_dir_for(resolve_source(ModelConfig(source=key))) / "rredcot_source.json").is_file()
     except ModelNotFoundError:
@@ -215,7 +218,8 @@ def fidelity_of(runs: list[dict], model: str) -> dict[str, dict]:
 
 def summary(runs: list[dict], rule_spearman: float, rule_worst: float = 0.8) -> dict[str, str]:
     """The last line's keys from every run (see the module docstring)."""
-    models = [m for m in MODELS if any(r["model"] == m for r in runs)]
+    measured = list(dict.fromkeys(r["model"] for r in runs))  # the catalogue's by size; a folder first
+    models = [m for m in measured if m not in MODELS] + [m for m in MODELS if m in measured]
     fidelity = {model: fidelity_of(runs, model) for model in models}
 
     def pooled(precision: str) -> list[float]:
@@ -263,7 +267,7 @@ def report(runs: list[dict]) -> None:
             print(line, flush=True)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS), help="catalogue keys; those not converted are skipped")
     parser.add_argument("--gsm8k", type=int, default=8, help="the first N traces of the GSM8K solutions file")
@@ -275,7 +279,7 @@ def main() -> None:
     parser.add_argument("--limit", default="", help="KEY=N[,KEY=N]: that model's fidelity on the first N traces")
     parser.add_argument("--heatmap-traces", type=int, default=4, help="first-heatmap time over this many samples")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "bench" / "out" / "quantization.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     models = [m for m in args.models.split(",") if m]
     missing = [m for m in models if not converted(m)]
@@ -285,7 +289,8 @@ def main() -> None:
     if not models:
         raise SystemExit("no model to measure: `scripts/dev setup` converts the embedded one")
     limits = {key: int(n) for key, n in (item.split("=") for item in args.limit.split(",") if item)}
-    gsm8k = import_file(shared_data_dir() / "gsm8k" / "example_model_solutions.jsonl").traces[: args.gsm8k]
+    solutions = shared_data_dir() / "gsm8k" / "example_model_solutions.jsonl"
+    gsm8k = import_file(solutions).traces[: args.gsm8k] if args.gsm8k else []
     traces = fidelity_traces(sample_traces(), gsm8k, args.max_chars)
     n_gsm8k = sum(any(t is g for g in gsm8k) for t in traces)
     print(f"{len(traces)} traces ({n_gsm8k} GSM8K; reasoning up to {args.max_chars} characters), models "

@@ -20,18 +20,20 @@ import time
 import numpy as np
 
 from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.training import Trainer, builtin_split, quick
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--method", default="grpo")
     parser.add_argument("--prompts", default="1,2,4", help="prompts per step to compare")
     parser.add_argument("--rollouts", type=int, default=240, help="rollouts per run (steps = this / (8 x prompts))")
     parser.add_argument("--seeds", type=int, default=2)
-    args = parser.parse_args()
+    parser.add_argument("--model", help="catalogue key, model folder or GGUF file (default: the embedded model)")
+    args = parser.parse_args(argv)
     settings = [int(n) for n in args.prompts.split(",")]
-    lm = LanguageModel.load()
+    lm = LanguageModel.load(ModelConfig(source=args.model) if args.model else ModelConfig())
     train, held_out = builtin_split(train=200, held_out=32, seed=0)
     gains: dict[int, list[float]] = {n: [] for n in settings}
     seconds: dict[int, list[float]] = {n: [] for n in settings}

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
+from rredcot_viz.model.catalogue import DEFAULT_MODEL
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.scoring.plan import ResponseTokens
@@ -53,7 +53,7 @@ def former_step_count(lm: LanguageModel, parent: TrainRollout, config: ResetConf
     entropies = parent.info.get("entropies")
     response = ResponseTokens.from_ids(lm, parent.completion_ids)
     inp = response.segmenter_input("whole", None if entropies is None else np.asarray(entropies))
-    return len(segmenters.get("fixed_tokens")(k=config.reset_steps).segment(inp).segments)
+    return len(segmenters.get("fixed_tokens")(k=config.credit.k).segment(inp).segments)
 
 
 def cut_figures(lm: LanguageModel, parents: list[TrainRollout], config: ResetConfig) -> tuple[dict, dict]:
@@ -70,13 +70,13 @@ def cut_figures(lm: LanguageModel, parents: list[TrainRollout], config: ResetCon
     return row, dict(sorted(collections.Counter(steps.tolist()).items()))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=64, help="problems sampled (4 chains each)")
-    parser.add_argument("--reset-steps", default="4,5,6,8", help="reset_steps values to cut the parents with")
-    parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(CATALOGUE))
+    parser.add_argument("--reset-steps", default="4,5,6,8", help="K values: the steps a parent is cut into")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="catalogue key, model folder or GGUF file")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     lm = LanguageModel.load(ModelConfig(source=args.model))
     config = quick(method="rrpo", seed=args.seed)
@@ -95,12 +95,12 @@ def main() -> None:
     print(f"{'reset_steps':>11}  {'E[1/H]':>7}  {'former':>7}  {'H<4':>5}  {'former H<4':>10}  steps (H: parents)")
     headline = {}
     for k in (int(v) for v in args.reset_steps.split(",")):
-        row, counts = cut_figures(lm, parents, replace(config, reset_steps=k))
+        row, counts = cut_figures(lm, parents, replace(config, credit=replace(config.credit, k=k)))
         print(
             f"{k:>11}  {row['uniform_empty_chance']:7.3f}  {row['former_uniform_empty_chance']:7.3f}  "
             f"{row['parents_under_4_steps_share']:5.2f}  {row['former_parents_under_4_steps_share']:10.2f}  {counts}"
         )
-        if k == config.reset_steps:
+        if k == config.credit.k:
             headline = row
     lengths = np.array([len(p.completion_ids) for p in parents])
     print(
@@ -108,11 +108,11 @@ def main() -> None:
         f"{np.percentile(lengths, 90):.0f}; parents that open with 'The answer is': {answer_only:.2f}"
     )
     if not headline:
-        raise SystemExit(f"--reset-steps did not include the default ({config.reset_steps}), so no headline")
+        raise SystemExit(f"--reset-steps did not include the default ({config.credit.k}), so no headline")
     print(
         f"parents={len(parents)} "
         + " ".join(f"{key}={value:.3f}" for key, value in headline.items())
-        + f" answer_only_share={answer_only:.3f} reset_steps={config.reset_steps}"
+        + f" answer_only_share={answer_only:.3f} reset_steps={config.credit.k}"
     )
 
 

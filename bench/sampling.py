@@ -31,6 +31,7 @@ from rredcot_viz.estimators import estimators
 from rredcot_viz.model.backends import SamplerSpec
 from rredcot_viz.model.backends.openai import OpenAIConfig
 from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.model.meter import measure
 from rredcot_viz.segmenters import segmenters
 from rredcot_viz.stats import newcombe_difference, wilson_interval
@@ -71,7 +72,7 @@ def stop_engine(port: int) -> None:
     subprocess.run([str(ROOT / "scripts/dev"), "engine", "stop"], check=False, env=env, cwd=ROOT)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rollouts", type=int, default=16, help="rollouts per state")
     parser.add_argument("--max-new-tokens", type=int, default=128, help="token cap per rollout")
@@ -84,7 +85,8 @@ def main() -> None:
                         "the model can finish from shows the value curves apart from 0)")  # fmt: skip
     parser.add_argument("--scope", default="reasoning", help="what is segmented (whole: the answer line is the last "
                         "segment, so the last state's rollouts can reach the answer)")  # fmt: skip
-    args = parser.parse_args()
+    parser.add_argument("--model", help="catalogue key, model folder or GGUF file (default: the embedded model)")
+    args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
     url = args.url or start_engine(args.threads, args.port)
@@ -96,7 +98,7 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, url: str, port: int | None) -> None:
-    lm = LanguageModel.load()
+    lm = LanguageModel.load(ModelConfig(source=args.model) if args.model else ModelConfig())
     traces = {t.trace_id: t for t in sample_traces()}
     if args.trace and args.trace not in traces:
         raise SystemExit(f"--trace {args.trace!r} is not a sample trace; the sample traces: {', '.join(traces)}")

@@ -34,13 +34,15 @@ def run(command: list[str], threads: int) -> float:
     return seconds
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=40)
     parser.add_argument("--data", default=str(shared_data_dir() / "gsm8k" / "example_model_solutions.jsonl"))
-    args = parser.parse_args()
+    parser.add_argument("--model", help="catalogue key, model folder or GGUF file (default: the embedded model)")
+    args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="rredcot-scale-"))
     analyse = ["-m", "rredcot_viz", "analyze-dataset", args.data, "--limit", str(args.traces), "--no-store"]
+    analyse += ["--model", args.model] if args.model else []
     one = run([sys.executable, *analyse, "--out", str(work / "one")], threads=os.cpu_count() or 2)
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     two = run([*launcher, *analyse, "--out", str(work / "two")], threads=1)

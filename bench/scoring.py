@@ -14,19 +14,23 @@ import time
 import numpy as np
 
 from rredcot_viz.model.lm import LanguageModel
+from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.model.packing import Continuation
 from rredcot_viz.traces.io import sample_traces
 
 TRIGGER = "\nTherefore, the final answer is \\boxed{"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prefixes", type=int, default=16)
-    args = parser.parse_args()
+    parser.add_argument("--trace", help="a sample trace's id (default: the longest)")
+    parser.add_argument("--model", help="catalogue key, model folder or GGUF file (default: the embedded model)")
+    args = parser.parse_args(argv)
 
-    lm = LanguageModel.load()
-    trace = max(sample_traces(), key=lambda t: len(t.cot))
+    lm = LanguageModel.load(ModelConfig(source=args.model) if args.model else ModelConfig())
+    traces = sample_traces()
+    trace = next(t for t in traces if t.trace_id == args.trace) if args.trace else max(traces, key=lambda t: len(t.cot))
     prompt = lm.encode_prompt(lm.format_prompt(trace.question))
     cot = lm.encode(trace.cot)
     ids = prompt + cot

@@ -17,6 +17,7 @@ held_control_fails=<0|1>``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -34,14 +35,15 @@ from rredcot_viz.store import Store, StoreLockedError
 from rredcot_viz.store.base import LINGER_S
 from rredcot_viz.traces.io import sample_traces
 
-RUNS = 5
+RUNS = 5  # child processes per start-up figure (their median)
+WRITER_STEPS = 40
 
 
-def cpu_seconds(code: list[str]) -> float:
-    """Median user + system CPU seconds of a child process over ``RUNS`` runs."""
+def cpu_seconds(code: list[str], runs: int = RUNS) -> float:
+    """Median user + system CPU seconds of a child process over ``runs`` runs."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     spent = []
-    for _ in range(RUNS):
+    for _ in range(runs):
         before = os.times()
         subprocess.run(code, env=env, check=True, stdout=subprocess.DEVNULL, cwd=PROJECT_ROOT)
         after = os.times()
@@ -49,24 +51,25 @@ def cpu_seconds(code: list[str]) -> float:
     return statistics.median(spent)
 
 
-def startup(folder: Path) -> dict[str, float]:
+def startup(folder: Path, runs: int = RUNS) -> dict[str, float]:
     tiny = folder / "tiny.jsonl"
     tiny.write_text(json.dumps({"question": "What is 1 + 1?", "cot": "1 + 1 = 2.", "reference_answer": "2"}) + "\n")
-    python = sys.executable
-    return {
-        "import_cpu_s": cpu_seconds([python, "-m", "rredcot_viz", "import", str(tiny), "--out", str(folder / "x")]),
-        "full_parser_cpu_s": cpu_seconds([python, "-c", "from rredcot_viz.cli import build_parser; build_parser()"]),
-        "torch_import_cpu_s": cpu_seconds([python, "-c", "import torch, transformers"]),
-        "python_cpu_s": cpu_seconds([python, "-c", "pass"]),
+    commands = {
+        "import_cpu_s": ["-m", "rredcot_viz", "import", str(tiny), "--out", str(folder / "x")],
+        "full_parser_cpu_s": ["-c", "from rredcot_viz.cli import build_parser; build_parser()"],
+        "torch_import_cpu_s": ["-c", "import torch, transformers"],
+        "python_cpu_s": ["-c", "pass"],
     }
+    return {name: cpu_seconds([sys.executable, *command], runs) for name, command in commands.items()}
 
 
-def filled_store(path: Path) -> Store:
-    """A store with the sample traces, 8k boundary scores and a job row, like one after a few analyses."""
+def filled_store(path: Path, contexts: int = 40) -> Store:
+    """A store with the sample traces, ``contexts`` x 200 boundary scores (8k by default) and a job row, like one
+    after a few analyses."""
     store = Store(path)
     store.put_traces(sample_traces(), "samples")
     rng = np.random.default_rng(0)
-    for context in range(40):
+    for context in range(contexts):
         store.save_scores(f"ctx{context}", "series", {p: rng.random(24) for p in range(200)})
     store.put_job({"job_id": "j", "kind": "mc", "job_key": "k", "label": "job", "status": "running", "done": 1,
                    "total": 9, "unit": "states", "message": "", "error": None, "result": None, "cost": {}, "pid": 1,
@@ -94,14 +97,14 @@ class _nothing:
         return None
 
 
-def call_costs(path: Path) -> dict[str, float]:
+def call_costs(path: Path, calls: int = 40) -> dict[str, float]:
     rng = np.random.default_rng(1)
     chunk = {p: rng.random(24) for p in range(16)}
     costs: dict[str, float] = {}
     for label, linger, hold in (("held", LINGER_S, True), ("burst", LINGER_S, False), ("reopen", 0.0, False)):
         store = Store(path, linger=linger)
-        read = per_call_ms(store, lambda i, s=store: s.job("j"), hold)
-        write = per_call_ms(store, lambda i, s=store, k=label: s.save_scores(f"{k}-{i}", "series", chunk), hold)
+        read = per_call_ms(store, lambda i, s=store: s.job("j"), hold, calls)
+        write = per_call_ms(store, lambda i, s=store, k=label: s.save_scores(f"{k}-{i}", "series", chunk), hold, calls)
         store.close()
         costs[f"{label}_read_ms"], costs[f"{label}_write_ms"] = read, write
         print(f"{label:7s} (linger {linger:g} s, held {hold}): read {read:6.1f} ms, write {write:6.1f} ms")
@@ -112,13 +115,13 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     from rredcot_viz.store import Store
-    store = Store(sys.argv[1])
-    store.put_run("bench-run", "train", {}, {"steps": 40}, 0)
+    store, steps = Store(sys.argv[1]), int(sys.argv[2])
+    store.put_run("bench-run", "train", {}, {"steps": steps}, 0)
     print("started", flush=True)
-    for step in range(1, 41):
+    for step in range(1, steps + 1):
         time.sleep(0.5)
-        store.put_train_metrics("bench-run", step, {"reward_mean": step / 40})
-    store.finish_run("bench-run", "done", {"steps": 40}, {})
+        store.put_train_metrics("bench-run", step, {"reward_mean": step / steps})
+    store.finish_run("bench-run", "done", {"steps": steps}, {})
     """
 )
 
@@ -136,10 +139,10 @@ def read_and_export(reader: Store, folder: Path) -> tuple[float, int]:
     return 1e3 * (time.perf_counter() - started), failed
 
 
-def two_processes(path: Path, folder: Path) -> dict[str, float]:
+def two_processes(path: Path, folder: Path, steps: int = WRITER_STEPS) -> dict[str, float]:
     reader = Store(path)
     alone = [read_and_export(reader, folder)[0] for _ in range(15)]  # the control: nobody else uses the file
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True,
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(steps)], stdout=subprocess.PIPE, text=True,
                               env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})  # fmt: skip
     assert writer.stdout.readline().strip() == "started"
     waits, failures = [], 0
@@ -149,12 +152,12 @@ def two_processes(path: Path, folder: Path) -> dict[str, float]:
         failures += failed
         time.sleep(0.2)
     failures += writer.returncode != 0
-    steps = len(reader.train_metrics(["bench-run"]))
+    logged = len(reader.train_metrics(["bench-run"]))
     print(f"read + export alone: median {statistics.median(alone):.1f} ms")
-    print(f"two processes: {len(waits)} reads + exports while the writer logged {steps} of 40 steps; per pair "
+    print(f"two processes: {len(waits)} reads + exports while the writer logged {logged} of {steps} steps; per pair "
           f"median {statistics.median(waits):.1f} ms, max {max(waits):.1f} ms; failures {failures}")  # fmt: skip
     return {"reader_alone_ms_p50": statistics.median(alone), "reader_wait_ms_p50": statistics.median(waits),
-            "reader_wait_ms_max": max(waits), "failures": failures, "steps_logged": steps}  # fmt: skip
+            "reader_wait_ms_max": max(waits), "failures": failures, "steps_logged": logged}  # fmt: skip
 
 
 def held_control(path: Path) -> int:
@@ -168,15 +171,21 @@ def held_control(path: Path) -> int:
     return int(result.returncode != 0 and "StoreLockedError" in result.stderr)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=RUNS, help="child processes per start-up figure (their median)")
+    parser.add_argument("--steps", type=int, default=WRITER_STEPS, help="steps the writer logs, one each 0.5 s")
+    parser.add_argument("--contexts", type=int, default=40, help="contexts of 200 boundary scores in the store")
+    parser.add_argument("--calls", type=int, default=40, help="store calls timed per kind (their median)")
+    args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="rredcot-bench-"))
-    figures = startup(folder)
-    print("CPU seconds (median of 5): " + ", ".join(f"{k} {v:.2f}" for k, v in figures.items()))
+    figures = startup(folder, args.runs)
+    print(f"CPU seconds (median of {args.runs}): " + ", ".join(f"{k} {v:.2f}" for k, v in figures.items()))
     path = folder / "store.duckdb"
-    filled_store(path)
+    filled_store(path, args.contexts)
     print(f"store: {path.stat().st_size / 1e6:.1f} MB")
-    costs = call_costs(path)
-    shared = two_processes(path, folder)
+    costs = call_costs(path, args.calls)
+    shared = two_processes(path, folder, args.steps)
     control = held_control(path)
     print(f"control: a reader while another process holds the file for good fails: {bool(control)}")
     print(

@@ -162,11 +162,11 @@ def run(rows: int, control_rows: int) -> dict:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--control-rows", type=int, default=5_000, help="rows of the row-by-row control (0: none)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.pop("RREDCOT_STORE_WAIT", None)  # the default wait, as a user has it
     result = run(args.rows, args.control_rows)
     first, again, waits = result["first"], result["again"], result["waits"]

@@ -42,7 +42,7 @@ from workers import model_pool, worker_model
 
 from rredcot_viz.estimators.base import ValueEstimator
 from rredcot_viz.estimators.coupling import grpo_advantages
-from rredcot_viz.model.catalogue import CATALOGUE, DEFAULT_MODEL
+from rredcot_viz.model.catalogue import DEFAULT_MODEL
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.loading import ModelConfig
 from rredcot_viz.paths import PROJECT_ROOT
@@ -213,7 +213,7 @@ def _run_seed_in_worker(seed: int, args: argparse.Namespace, runs: list[str]) ->
     return run_seed(worker_model(), seed, args, runs)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1 (more "
@@ -221,14 +221,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--eval-every", type=int, default=10)
     parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated rows of {', '.join(RUNS)}")
-    parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(CATALOGUE))
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="catalogue key, model folder or GGUF file")
     parser.add_argument(
         "--flat-check-steps", type=int, default=3, help="steps per seed whose RREDCoT groups are re-credited flat"
     )
     parser.add_argument(
         "--workers", type=int, default=1, help="processes running seeds (one thread each; 1 = this process)"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     runs = [name for name in args.runs.split(",") if name]
     OUT.mkdir(parents=True, exist_ok=True)
     rows, step_times = [], {name: [] for name in runs}

@@ -1,11 +1,13 @@
 """The user docs stay true to the code: every command in the README's and the guide's code blocks parses with
 the command line's own parser, every relative link points at a file (and heading) that exists, and every
-section of docs/method.md that the code cites is there."""
+section of docs/method.md that the code cites is there; ARCHITECTURE's layout and its claim about the tests, and
+BENCHES' table of benches, match the tree."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -134,3 +136,53 @@ def test_every_section_the_code_cites_is_in_method_md():
             cited |= set(re.findall(r"(?:METHOD|method)\.md §(\d+(?:\.\d+)?)", text))
     assert {"0.2", "2.2", "5", "8.2"} <= cited
     assert not cited - method_sections(), f"cited but missing from docs/method.md: {sorted(cited - method_sections())}"
+
+
+# ---------------------------------------------------------------------------------------------- ARCHITECTURE.md
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+TESTS_ELSEWHERE = {"app": "pages"}  # the app's screens are tested as pages (tests/pages/), where they ran before
+
+
+def architecture_section(title: str) -> str:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def library_entries() -> set[str]:
+    """The library's packages (``name/``) and top-level modules (``name.py``), as the layout lists them."""
+    root = ROOT / "rredcot_viz"
+    packages = {f"{p.name}/" for p in root.iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    modules = {p.name for p in root.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    return packages | modules
+
+
+def test_where_things_are_names_every_package_and_module_of_the_library():
+    """ARCHITECTURE's layout block names each package and top-level module of rredcot_viz, and nothing else: an
+    entry line starts two spaces in with the name (a line of modules lists several ``name.py``)."""
+    block = FENCE.findall(architecture_section("Where things are"))[0]
+    library = block.split("rredcot_viz/ ", 1)[1].split("\nrredcot_viz/sample_traces/", 1)[0]
+    named = set()
+    for line in library.splitlines():
+        if line.startswith("  ") and not line.startswith("   "):
+            words = line.split()
+            named |= set(itertools.takewhile(lambda w: w.endswith(".py"), words)) or {words[0]}
+    assert named == library_entries()
+
+
+def test_tests_mirror_the_package_folders_and_most_modules_have_their_own_file():
+    """ARCHITECTURE's 'Tests': a tests/ folder per package, and most modules (over half) a test_<module>.py."""
+    packages = [name.rstrip("/") for name in library_entries() if name.endswith("/")]
+    missing = [p for p in packages if not (ROOT / "tests" / TESTS_ELSEWHERE.get(p, p)).is_dir()]
+    assert not missing, f"packages without a tests/ folder of their own: {missing}"
+    modules = [p for p in (ROOT / "rredcot_viz").rglob("*.py") if p.stem not in ("__init__", "__main__")]
+    tested = {p.stem for p in (ROOT / "tests").rglob("test_*.py")}
+    share = sum(f"test_{p.stem}" in tested for p in modules) / len(modules)
+    assert share > 0.5, f"only {share:.0%} of the modules have a test file named after them ('most' in the doc)"
+
+
+def test_every_bench_named_in_benches_md_exists_and_every_bench_is_named():
+    """docs/BENCHES.md's table has a row per bench script, and each row's script exists."""
+    text = (ROOT / "docs" / "BENCHES.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\[`bench/(\w+)\.py", text))
+    scripts = {p.stem for p in (ROOT / "bench").glob("*.py")} - {"workers"}  # workers: not a bench (said there)
+    assert named == scripts

@@ -64,7 +64,7 @@ def test_rollout_packing_equals_the_prompt_packing_in_log_prob(policy, name):
     old = policy.pack_tokens
     policy.pack_tokens = 48  # several chunks per rollout
     try:
-        assert_same_credit(policy, CreditConfig(segments=3), name, group(policy, PROBLEM))
+        assert_same_credit(policy, CreditConfig(k=3), name, group(policy, PROBLEM))
     finally:
         policy.pack_tokens = old
 
@@ -77,7 +77,7 @@ def test_rollout_packing_equals_the_prompt_packing_on_the_embedded_model(embedde
     model = copy.deepcopy(embedded_lm.model).double()
     exact = LanguageModel(model, embedded_lm.tokenizer, name="embedded-f64", fingerprint="embedded-f64")
     drawn = group(exact, PROBLEM, GROUP[:2], entropies=False)
-    assert_same_credit(exact, CreditConfig(segments=4), "rredcot", drawn)
+    assert_same_credit(exact, CreditConfig(k=4), "rredcot", drawn)
 
 
 def test_without_early_stops_every_row_runs_to_max_new_tokens(policy):

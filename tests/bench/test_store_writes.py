@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))  # the bench script
 store_writes = importlib.import_module("store_writes")
 
 
-def test_a_small_run_stores_every_row_and_prints_the_figures(capsys, monkeypatch):
+def test_store_writes_smoke_stores_every_row_and_prints_the_figures(capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["store_writes.py", "--rows", "300", "--control-rows", "50"])
     store_writes.main()
     out = capsys.readouterr().out
