@@ -164,6 +164,7 @@ def run_seed(lm: LanguageModel, seed: int, args: argparse.Namespace, runs: list[
     """Every run of one seed, advancing one step in turn (their times share the load, so the RREDCoT / GRPO
     ratio is paired by step)."""
     train, held_out = builtin_split(train=200, held_out=32, seed=0)
+    held_out = held_out[: args.eval_problems or None]
     trainers = {}
     for name in runs:
         method, overrides = RUNS[name]
@@ -220,6 +221,7 @@ def main(argv: list[str] | None = None) -> None:
                         "seeds of an earlier run without repeating its own)")  # fmt: skip
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--eval-every", type=int, default=10)
+    parser.add_argument("--eval-problems", type=int, default=0, help="the first N of the 32 held-out problems (0: all)")
     parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated rows of {', '.join(RUNS)}")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalogue key, model folder or GGUF file")
     parser.add_argument(

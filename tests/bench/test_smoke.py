@@ -94,7 +94,7 @@ def test_trainer_smoke(tiny_model_dir, tmp_path, monkeypatch, capsys):
     trainer = bench("trainer")
     monkeypatch.setattr(trainer, "OUT", tmp_path)  # its curves, not the last run's in bench/out
     trainer.main(["--model", str(tiny_model_dir), "--seeds", "1", "--steps", "1", "--eval-every", "1",
-                  "--flat-check-steps", "1"])  # fmt: skip
+                  "--flat-check-steps", "1", "--eval-problems", "4"])  # fmt: skip
     figures = last_line(capsys.readouterr().out)
     keys = {"start_acc", "grpo_final", "rredcot_final", "srpo_final", "rrpo_final", "rredcot_minus_grpo",
             "correct_nonfinal_adv", "failed_nonfinal_adv", "uninformative_max_diff", "rredcot_over_grpo_step_time",
@@ -186,11 +186,12 @@ def test_app_rerun_smoke(monkeypatch, capsys):
 @pytest.mark.browser
 def test_first_hour_smoke(capsys):
     """In headless Chromium against the app on the embedded model: the defaults, a paste, an upload, one sample
-    live, then the jobs (the longest smoke test: the bench drives a browser and a server process)."""
-    bench("first_hour").main(["--samples", "1"])
+    live, a report and an RL run's import; the job flows (minutes) are tests/e2e's and the full bench's."""
+    bench("first_hour").main(["--samples", "1", "--no-jobs"])
     figures = last_line(capsys.readouterr().out)
     keys = {"tracebacks", "errors_on_defaults", "paste_without_solution_ok", "natural_fields_ok", "samples",
-            "duplicate_job_joined", "cancel_latency_s", "refresh_after_finish", "failed_job_reported"}  # fmt: skip
+            "duplicate_job_joined", "cancel_latency_s", "refresh_after_finish", "failed_job_reported",
+            "paste_without_reference_ok", "stale_run_view"}  # fmt: skip
     assert keys <= set(figures), keys - set(figures)
     assert figures["tracebacks"] == "0" and figures["samples"] == "1"
 
