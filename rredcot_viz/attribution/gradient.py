@@ -9,7 +9,7 @@ is reported as an absolute and relative error, with a warning above 5% that sugg
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import torch
@@ -32,10 +32,10 @@ class GradientConfig(AttributionConfig):
 class IntegratedGradientsConfig(AttributionConfig):
     steps: int = setting(32, "interpolation points of the path integral", low=1)
     batch: int = setting(4, "interpolation points per forward/backward pass", low=1, advanced=True)
-    baseline: str = setting("zero", "the segment tokens' baseline embedding: zeros, or the pad token's",
-                            choices=("zero", "pad"))  # fmt: skip
-    rule: str = setting("riemann_right", "quadrature of the path integral", choices=("riemann_right", "gauss_legendre"),
-                        advanced=True)  # fmt: skip
+    baseline: Literal["zero", "pad"] = setting("zero", "the segment tokens' baseline embedding: zeros, or the pad "
+                                               "token's")  # fmt: skip
+    rule: Literal["riemann_right", "gauss_legendre"] = setting("riemann_right", "quadrature of the path integral",
+                                                               advanced=True)  # fmt: skip
 
 
 def quadrature(steps: int, rule: str) -> tuple[np.ndarray, np.ndarray]:

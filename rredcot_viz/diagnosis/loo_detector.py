@@ -11,7 +11,7 @@ applies. ``own`` needs the outcome label to know which rule holds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from rredcot_viz.segmenters.base import Segmenter
     from rredcot_viz.traces.trace import Trace
 
-TARGETS = ("auto", "reference", "own")
+Target = Literal["auto", "reference", "own"]
+TARGETS: tuple[Target, ...] = get_args(Target)
 TARGET_NEEDS = {"reference": ("reference_answer",), "own": ("answer", "outcome")}
 
 
@@ -36,8 +37,8 @@ class LooDetectorConfig(DetectorConfig):
     threshold: float = setting(0.1, "tau_loo: a step hurts when removing it moves the target's log-prob by more "
                                "than this (nats)", low=0.0)  # fmt: skip
     trigger: str | None = setting(None, "answer trigger (none: by trace style)", advanced=True)
-    target: str = setting("auto", "the answer read: the reference answer, the trace's own, or auto (reference "
-                          "when the trace has one)", choices=TARGETS)  # fmt: skip
+    target: Target = setting("auto", "the answer read: the reference answer, the trace's own, or auto (reference "
+                             "when the trace has one)")  # fmt: skip
 
 
 @detectors.register("loo")

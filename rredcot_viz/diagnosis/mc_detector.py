@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from rredcot_viz.traces.trace import Trace
 
 
-REWARDS = ("auto", "reference", "self_consistency")
+Reward = Literal["auto", "reference", "self_consistency"]
+REWARDS: tuple[Reward, ...] = get_args(Reward)
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,9 @@ class MonteCarloDetectorConfig(DetectorConfig):
                                advanced=True)  # fmt: skip
     binary_search: bool = setting(True, "OmegaPRM binary search (else every state is probed)", advanced=True)
     seed: int = setting(0, "seed of the rollouts", advanced=True)
-    reward: str = setting("auto", "a rollout succeeds when it reaches the reference answer, or agrees with the "
-                          "majority of rollouts from the question (auto: reference when the trace has one)",
-                          choices=REWARDS)  # fmt: skip
+    reward: Reward = setting("auto", "a rollout succeeds when it reaches the reference answer, or agrees with the "
+                             "majority of rollouts from the question (auto: reference when the trace has "
+                             "one)")  # fmt: skip
 
 
 @detectors.register("mc", aliases=("mc_binary_search",))

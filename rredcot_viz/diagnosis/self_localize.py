@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
@@ -32,13 +32,14 @@ if TYPE_CHECKING:
     from rredcot_viz.segmenters.base import Segmenter
     from rredcot_viz.traces.trace import Trace
 
-VARIANTS = ("l2", "neutral", "l1")
+Variant = Literal["l2", "neutral", "l1"]
+VARIANTS: tuple[Variant, ...] = get_args(Variant)
 
 
 @dataclass(frozen=True)
 class SelfLocalizeConfig(DetectorConfig):
-    variant: str = setting("neutral", "SRPO's prompt: l2 (the answer is wrong), neutral (may be right; allows "
-                           "'no error') or l1 (with the reference answer)", choices=VARIANTS)  # fmt: skip
+    variant: Variant = setting("neutral", "SRPO's prompt: l2 (the answer is wrong), neutral (may be right; allows "
+                               "'no error') or l1 (with the reference answer)")  # fmt: skip
     temperature: float = setting(0.3, "sampling temperature of the reply", low=0.0, advanced=True)
     top_p: float = setting(0.95, "nucleus sampling mass", low=0.0, high=1.0, advanced=True)
     max_new_tokens: int = setting(256, "longest reply (the official code allows 4096; small models loop rather "

@@ -10,7 +10,7 @@ value-drop detector). Tables name the estimator used, e.g. ``min_sigma[answer_on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -40,8 +40,8 @@ ESTIMATOR_OPTIONS_HELP = "settings of that estimator, as a JSON object"
 @dataclass(frozen=True)
 class MinSigmaConfig(DetectorConfig):
     threshold: float = setting(0.05, "tau_sigma: a step is flagged when its sigma is below -tau", low=0.0)
-    variant: str = setting("argmin", "flag the lowest sigma, or the earliest one below -tau",
-                           choices=("argmin", "first_below"))  # fmt: skip
+    variant: Literal["argmin", "first_below"] = setting("argmin", "flag the lowest sigma, or the earliest one below "
+                                                        "-tau")  # fmt: skip
     estimator: str = estimator_setting()
     estimator_options: dict[str, Any] = setting({}, ESTIMATOR_OPTIONS_HELP, advanced=True)
 
@@ -107,8 +107,8 @@ class MinSigma(ValueCurveDetector):
 
 @dataclass(frozen=True)
 class ValueDropConfig(DetectorConfig):
-    mode: str = setting("delta", "flag the first step after which the value falls by delta or more, or the first "
-                        "after which it is below absolute", choices=("delta", "absolute"))  # fmt: skip
+    mode: Literal["delta", "absolute"] = setting("delta", "flag the first step after which the value falls by delta "
+                                                 "or more, or the first after which it is below absolute")  # fmt: skip
     delta: float = setting(0.2, "the fall that flags a step (mode delta)", low=0.0)
     absolute: float = setting(0.5, "the value below which a step is flagged (mode absolute)", low=0.0, high=1.0)
     estimator: str = estimator_setting()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,9 @@ from rredcot_viz.settings import config_json
 from rredcot_viz.traces.answers import GRADING
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.types import CallCost, content_key
+
+if TYPE_CHECKING:
+    from rredcot_viz.store import Store
 
 
 def cached_verdict(
@@ -72,11 +75,11 @@ def cached_verdict(
     return verdict
 
 
-def evaluation_runs(store: Any) -> pd.DataFrame:
+def evaluation_runs(store: Store) -> pd.DataFrame:
     return store.evaluation_runs()
 
 
-def load_evaluation(store: Any, run_id: str) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+def load_evaluation(store: Store, run_id: str) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
     """The run's table (detectors and baselines) and each detector's predictions and labels."""
     evaluation = store.evaluation(run_id)
     if evaluation is None:

@@ -51,6 +51,7 @@ class ValueEstimator(ABC):
     steps_only: ClassVar[bool] = False  # values only the trace's own steps (a segmenter that ``follows_steps``)
     auto_rank: ClassVar[int] = 0  # "auto" picks the highest-ranked one a trace can feed (0: never picked by auto)
     fallback_note: ClassVar[str] = ""  # why a trace's value curve is this one and not a richer one's (when picked)
+    title: ClassVar[str] = ""  # its name in a sentence ("Monte Carlo"); empty: its registered name
     # a sampling estimator's starting settings in the app: the first, or the next where it would take minutes here
     app_starts: ClassVar[tuple[EstimatorConfig, ...]] = ()
 
@@ -111,6 +112,10 @@ class ValueEstimator(ABC):
         """At most how many tokens a ``samples`` estimator generates over ``states`` states, for the time estimate
         a page shows before it starts (0: it samples nothing)."""
         return 0
+
+    def budget(self) -> str:
+        """What its settings draw, in words, for a page that says why it started on cheaper ones."""
+        return f"{self.title or self.name}'s settings"
 
     def combine(
         self, series: list[ScoreSeries], scores: dict[str, list[np.ndarray]], n_states: int, outcome: float

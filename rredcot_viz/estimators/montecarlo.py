@@ -89,6 +89,7 @@ class MonteCarloEstimator(ValueEstimator):
     needs = ("outcome", "reference_answer")
     samples = True
     live = False
+    title = "Monte Carlo"
     # small models on a CPU: 8 rollouts of at most 160 tokens per state, or 4 of 96 where that takes over ~2 min
     app_starts = (PRESETS["cpu_quick"], replace(PRESETS["cpu_quick"], rollouts=4, max_new_tokens=96))
 
@@ -96,6 +97,9 @@ class MonteCarloEstimator(ValueEstimator):
         config = self.config
         per_rollout = config.forced_max_tokens if config.forced_answer else config.max_new_tokens
         return states * (config.max_rollouts if config.progressive else config.rollouts) * per_rollout
+
+    def budget(self) -> str:
+        return f"{self.config.rollouts} rollouts of at most {self.config.max_new_tokens} tokens per state"
 
     def trigger(self, context: TraceContext) -> str:
         if self.config.trigger is not None:

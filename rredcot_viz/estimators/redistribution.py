@@ -13,14 +13,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
 from rredcot_viz.errors import ConfigError
 
 Variant = Literal["exact_sum", "difference", "proportional"]
-VARIANTS: tuple[str, ...] = ("exact_sum", "difference", "proportional")
+VARIANTS: tuple[Variant, ...] = get_args(Variant)
 
 
 def redistribute(values: np.ndarray, variant: Variant = "exact_sum") -> np.ndarray:

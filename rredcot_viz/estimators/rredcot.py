@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
-PATH_PROPOSALS = ("remaining", "whole")
+PathProposal = Literal["remaining", "whole"]
+PATH_PROPOSALS: tuple[PathProposal, ...] = get_args(PathProposal)
 OWN_ANSWER_REACHED = 1.0  # own_answer's last state on a trace without an outcome: it reached its own answer
 UNLABELLED_NOTE = (
     "No correct/wrong label and no reference answer: the last state counts as 1 (the trace reached its own answer), "
@@ -64,15 +65,15 @@ class RREDCoTConfig(EstimatorConfig):
     path_aggregation: str = setting("geo_mean", "how v-hat reads the reference path's token probabilities "
                                     "(geo_mean: length-normalised)", choices=aggregations.names)  # fmt: skip
     # whole, by measurement: it agreed best with MC(16) on non-final segments (bench/compare.py, docs/BENCHES.md)
-    path_proposal: str = setting("whole", "v-hat scores the whole reference path after every prefix, or only "
-                                 "the reference steps still ahead of it", choices=PATH_PROPOSALS,
-                                 advanced=True)  # fmt: skip
+    path_proposal: PathProposal = setting("whole", "v-hat scores the whole reference path after every prefix, or "
+                                          "only the reference steps still ahead of it", advanced=True)  # fmt: skip
     alpha: float = alpha_setting(1.0)
     beta: float = beta_setting(1.0)
     trigger: str | None = setting(None, "text after the prefix that asks for the answer (none: the Thought Anchors "
                                   "suffix for thinking traces, else the plain one)", advanced=True)  # fmt: skip
-    answer_span: str = setting("answer_brace", "score the answer with its closing brace (shows it is complete) or "
-                               "alone", choices=("answer_brace", "answer"), advanced=True)  # fmt: skip
+    answer_span: Literal["answer_brace", "answer"] = setting("answer_brace", "score the answer with its closing "
+                                                             "brace (shows it is complete) or alone",
+                                                             advanced=True)  # fmt: skip
     path_separator: str = setting("\n\n", "text between the prefix and the reference path", advanced=True)
     extra_references: tuple[str, ...] = ()  # more correct paths for v-hat (never the trace itself); texts, no option
     debias: bool = setting(False, "RLPR debiasing: R-hat_t <- clip(R-hat_t - R-hat_1, 0, 1)", advanced=True)

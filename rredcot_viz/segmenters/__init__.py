@@ -15,6 +15,7 @@ from rredcot_viz.segmenters.base import (
     exact_count_segmenter,
     segmenter_takes_count,
     segmenters,
+    starting_segmenter,
     steps_segmenter,
     text_segmenters,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "reasoning_end",
     "segmenter_takes_count",
     "segmenters",
+    "starting_segmenter",
     "steps_segmenter",
     "text_segmenters",
 ]

@@ -197,6 +197,11 @@ def steps_segmenter() -> Segmenter:
     return segmenters.get(segmenters.having(follows_steps=True)[0])()
 
 
+def starting_segmenter(has_steps: bool) -> str:
+    """The segmenter a page opens on: the trace's own steps when it has them (labels line up), else the default."""
+    return segmenters.having(follows_steps=True)[0] if has_steps else DEFAULT_SEGMENTER
+
+
 def delimiter_segmenter(delimiter: str) -> Segmenter:
     """The segmenter that cuts after ``delimiter`` (``cuts_at_delimiter``): a completion's thoughts."""
     return segmenters.get(segmenters.having(cuts_at_delimiter=True)[0])(delimiter=delimiter)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -53,6 +53,9 @@ from rredcot_viz.training.credit import (
 )
 from rredcot_viz.training.rollouts import TrainRollout
 from rredcot_viz.training.task import Problem
+
+if TYPE_CHECKING:
+    from rredcot_viz.store import Store
 
 SCALE_REWARDS = ("group", "batch", "none")
 
@@ -89,7 +92,7 @@ class RREDCoTGRPOTrainer(GRPOTrainer):
         self,
         *args: Any,
         credit: CreditConfig | None = None,
-        store: Any | None = None,
+        store: Store | None = None,
         run_id: str | None = None,
         answer_column: str = "answer",
         solution_column: str = "solution",

@@ -1,10 +1,9 @@
-"""The Compare page's parts: which methods, their generated settings, Monte Carlo as a background job, the
-cost table and how far to trust the comparison with Monte Carlo."""
+"""The Compare page's parts: which methods, their generated settings, each sampling estimator (Monte Carlo) as a
+background job from its own panel, the cost table and how far to trust the comparison with Monte Carlo."""
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -13,8 +12,7 @@ import streamlit as st
 from rredcot_viz.attribution import attributions
 from rredcot_viz.attribution.trust import Trust
 from rredcot_viz.engine import Analyzer
-from rredcot_viz.estimators import estimators, sampling_estimators
-from rredcot_viz.estimators.montecarlo import PRESETS, MonteCarloConfig, MonteCarloEstimator
+from rredcot_viz.estimators import EstimatorConfig, estimators, sampling_estimators
 from rredcot_viz.jobs import Job
 from rredcot_viz.segmenters import Segmenter
 from rredcot_viz.traces.trace import Trace
@@ -23,12 +21,10 @@ from rredcot_viz.ui.jobs import JobTexts, job_progress, start_job
 from rredcot_viz.ui.method_controls import build, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.ui.state import keep, kept
-from rredcot_viz.workflows.compare import Comparison, run_monte_carlo
+from rredcot_viz.workflows.compare import Comparison, run_sampling
 from rredcot_viz.workflows.estimate import CHEAP_ENOUGH_S, NOT_MEASURED, estimate_sampling
 
 DEFAULT_METRIC = inspect.signature(Comparison.matrix).parameters["metric"].default
-MC_START = PRESETS["cpu_quick"]  # small models on a CPU: 8 rollouts of at most 160 tokens per state
-MC_CHEAP = replace(MC_START, rollouts=4, max_new_tokens=96)  # where MC_START would take over ~2 minutes here
 
 
 def method_choice(trace: Trace, segmenter: Segmenter) -> list[str]:
@@ -70,46 +66,61 @@ def _states(analyzer: Analyzer, trace: Trace, segmenter: Segmenter) -> int | Non
     return getattr(segmenter.config, "k", None)
 
 
-def _rollout_tokens(config: MonteCarloConfig, states: int) -> int:
-    per_rollout = config.forced_max_tokens if config.forced_answer else config.max_new_tokens
-    rollouts = config.max_rollouts if config.progressive else config.rollouts
-    return states * rollouts * per_rollout
-
-
-def _mc_start(analyzer: Analyzer, states: int | None) -> tuple[MonteCarloConfig, str | None]:
-    """The settings the panel starts from, and why, where they are cut down for this machine."""
-    if analyzer.lm.device.startswith("cuda"):
-        return MC_START, None
-    full = estimate_sampling(analyzer.lm, _rollout_tokens(MC_START, states or 1), resources.store())
-    if full is not None and states is not None and full.seconds <= CHEAP_ENOUGH_S:
-        return MC_START, None
-    cheaper = f"Started at {MC_CHEAP.rollouts} rollouts of at most {MC_CHEAP.max_new_tokens} tokens per state"
-    if full is None or states is None:
-        return (
-            MC_CHEAP,
-            f"{cheaper}: no sampling speed is measured on this machine yet, and on 2 CPU cores "
-            f"{MC_START.rollouts} × {MC_START.max_new_tokens} takes minutes per trace.",
+def _start(analyzer: Analyzer, name: str, states: int | None) -> tuple[EstimatorConfig | None, str | None]:
+    """The settings a sampling estimator's panel starts from (its first ``app_starts``, or the next where that
+    would take over ~2 minutes here), and why, where they are cut down for this machine."""
+    estimator_type = estimators.get(name)
+    if not estimator_type.app_starts:
+        return None, None
+    full, *cheaper = estimator_type.app_starts
+    if analyzer.lm.device.startswith("cuda") or not cheaper:
+        return full, None
+    first = estimator_type(full)
+    guess = estimate_sampling(analyzer.lm, first.rollout_tokens(states or 1), resources.store())
+    if guess is not None and states is not None and guess.seconds <= CHEAP_ENOUGH_S:
+        return full, None
+    started = f"Started at {estimator_type(cheaper[0]).budget()}"
+    if guess is None or states is None:
+        return cheaper[0], (
+            f"{started}: no sampling speed is measured on this machine yet, and on 2 CPU cores {first.budget()} "
+            "takes minutes per trace."
         )
-    return MC_CHEAP, (f"{cheaper}: {MC_START.rollouts} × {MC_START.max_new_tokens} would take {full.line()}.")
+    return cheaper[0], f"{started}: {first.budget()} would take {guess.line()}."
 
 
-def monte_carlo_panel(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, wanted: bool) -> dict[str, Any] | None:
-    """Monte Carlo's settings and its background job (any tab finds the job for the same settings; asking again
-    joins it), with an estimate of its time before it starts; its options once its rollouts for these settings
-    are drawn, else None."""
-    st.subheader("Monte Carlo rollouts")
+def sampling_panels(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, methods: list[str]) -> dict[str, Any]:
+    """A panel for every estimator that draws rollouts (``samples``), each with its own generated settings and
+    background job; the options of those chosen in ``methods`` whose rollouts for their settings are drawn."""
+    drawn = {}
+    for name in sampling_estimators():
+        options = sampling_panel(analyzer, trace, segmenter, name, name in methods)
+        if options is not None:
+            drawn[name] = options
+    return drawn
+
+
+def sampling_panel(
+    analyzer: Analyzer, trace: Trace, segmenter: Segmenter, name: str, wanted: bool
+) -> dict[str, Any] | None:
+    """One sampling estimator's settings (generated from its ``Config``, keys ``{name}_<setting>``) and its
+    background job (any tab finds the job for the same settings; asking again joins it), with an estimate of its
+    time before it starts; its options once its rollouts for these settings are drawn, else None."""
+    estimator_type = estimators.get(name)
+    title = estimator_type.title or name
+    st.subheader(f"{title} rollouts")
     states = _states(analyzer, trace, segmenter)
-    if "mc_start" not in st.session_state:  # chosen once a session: a start that moved would orphan a run's results
-        st.session_state["mc_start"] = _mc_start(analyzer, states)
-    start, why = st.session_state["mc_start"]
+    if f"{name}_start" not in st.session_state:  # once a session: a start that moved would orphan a run's results
+        st.session_state[f"{name}_start"] = _start(analyzer, name, states)
+    start, why = st.session_state[f"{name}_start"]
     if why:
         st.caption(why)
-    options = settings_form(MonteCarloConfig, "mc", initial=start, more="More Monte Carlo settings")
-    mc = build(MonteCarloEstimator, options)
+    options = settings_form(estimator_type.Config, name, initial=start, more=f"More {title} settings")
+    estimator = build(estimator_type, options)
     jobs = resources.jobs()
-    settings_key = f"mc:{trace.content_hash}:{segmenter.config!r}:{mc.config!r}"
+    settings_key = f"{name}:{trace.content_hash}:{segmenter.config!r}:{estimator.config!r}"
     found = jobs.latest(settings_key)
-    st.session_state["mc_job"] = found.id if found is not None else ""
+    job_key = f"{name}_job"
+    st.session_state[job_key] = found.id if found is not None else ""
 
     def run(job: Job) -> None:
         """Counts states from the start: states already sampled (stored rollouts) count as done."""
@@ -117,33 +128,33 @@ def monte_carlo_panel(analyzer: Analyzer, trace: Trace, segmenter: Segmenter, wa
         count = analyzer.segment(trace, segmenter).k
         job.progress(0, count, "sampling rollouts")
         report = lambda done, todo: job.progress(count - todo + done, count, "sampling rollouts")  # noqa: E731
-        run_monte_carlo(analyzer, trace, segmenter, options, progress=report)
+        run_sampling(analyzer, trace, segmenter, name, options, progress=report)
 
     left, right = st.columns([1, 3])
-    clicked = left.button("Run Monte Carlo", key="mc_run", disabled=not wanted)
+    clicked = left.button(f"Run {title}", key=f"{name}_run", disabled=not wanted)
     if not wanted:
-        right.caption("Add **mc** to the methods above to run it.")
+        right.caption(f"Add **{name}** to the methods above to run it.")
     else:
-        guess = estimate_sampling(analyzer.lm, _rollout_tokens(mc.config, states or 1), resources.store())
+        guess = estimate_sampling(analyzer.lm, estimator.rollout_tokens(states or 1), resources.store())
         per = f" for its {states} states" if states else " per state"
         right.caption(f"Time here{per}: {guess.line()}." if guess else NOT_MEASURED)
     if clicked:
-        start_job("mc_job", f"Monte Carlo on “{trace.display_name}”", run, kind="mc", key=settings_key, unit="states")
+        start_job(job_key, f"{title} on “{trace.display_name}”", run, kind=name, key=settings_key, unit="states")
 
     def rerun_when_done(job: Job) -> None:
         if job.status == "done":
             st.rerun(scope="app")
 
     texts = JobTexts(
-        cancelled="Cancelled; the rollouts drawn so far are kept.", done="Monte Carlo done for these settings."
+        cancelled="Cancelled; the rollouts drawn so far are kept.", done=f"{title} done for these settings."
     )
     idle = "Rollouts are stored: asking for more reuses the ones already drawn."
-    job_progress("mc_job", texts, on_end=rerun_when_done, idle=idle)
-    job = jobs.get(st.session_state["mc_job"])
+    job_progress(job_key, texts, on_end=rerun_when_done, idle=idle)
+    job = jobs.get(st.session_state[job_key])
     if job is not None and job.status == "done":
         return options
     if wanted:
-        st.info("Monte Carlo joins the comparison once its rollouts for these settings are drawn (Run Monte Carlo).")
+        st.info(f"{title} joins the comparison once its rollouts for these settings are drawn (Run {title}).")
     return None
 
 

@@ -23,8 +23,8 @@ from rredcot_viz.ui.compare_views import trust_panel
 from rredcot_viz.ui.jobs import JobTexts, StreamlitProgress, job_progress, start_job
 from rredcot_viz.ui.method_controls import build, method_settings, summary
 from rredcot_viz.ui.settings_form import settings_form
-from rredcot_viz.workflows.diagnose import detectors_lacking, diagnose_trace, edit_and_rescore
 from rredcot_viz.workflows.estimate import NOT_MEASURED, estimate_sampling
+from rredcot_viz.workflows.trace_diagnosis import detectors_lacking, diagnose_trace, edit_and_rescore
 
 
 def detector_choice() -> dict[str, Detector]:

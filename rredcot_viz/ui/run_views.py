@@ -15,6 +15,7 @@ import streamlit as st
 
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.estimators import default_estimator
+from rredcot_viz.estimators.base import DEFAULT_ESTIMATOR
 from rredcot_viz.figures.runs import prompt_groups_html, run_step_figure
 from rredcot_viz.jobs import Job
 from rredcot_viz.model.loading import ModelConfig
@@ -127,7 +128,7 @@ def _scoring(store: Store, config: ModelConfig, run_id: str, steps: list[int]) -
             st.caption("No stored traces for this step.")
             return
         segmenter = segmenter_picker("runs", traces[0])
-        estimator, analysis_config = estimator_picker("runs", default=default_estimator(traces, "rredcot"))
+        estimator, analysis_config = estimator_picker("runs", default=default_estimator(traces, DEFAULT_ESTIMATOR))
         analyzer = resources.analyzer(config, analysis_config)
         chosen_step = None if step == "all" else int(step)
         check = scoring_check(store, run_id, estimator, chosen_step)  # before any job: what the traces lack

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -26,6 +26,9 @@ from rredcot_viz.model.meter import measure
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.workflows.dataset import DatasetRecord, analyze_dataset, save_run
+
+if TYPE_CHECKING:
+    from rredcot_viz.store import Store
 
 MERGED = "merged.parquet"
 
@@ -128,7 +131,7 @@ def merged_records(merged: pd.DataFrame) -> list[DatasetRecord]:
 
 
 def import_merged(
-    store: Any,
+    store: Store,
     merged: pd.DataFrame,
     model_info: dict,
     segmenter: Segmenter,

@@ -22,7 +22,6 @@ from rredcot_viz.attribution.trust import HALVES, Trust, rollouts_per_state, tru
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import UnknownNameError
 from rredcot_viz.estimators import estimators
-from rredcot_viz.estimators.montecarlo import MonteCarloEstimator
 from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.segmenters.base import Segmentation, Segmenter
 from rredcot_viz.traces.trace import Trace
@@ -181,11 +180,18 @@ def _keep_cost(
         (result.cost, result.computed_at, result.computed_by), result.cached = before, True
 
 
-def run_monte_carlo(
-    analyzer: Analyzer, trace: Trace, segmenter: Segmenter, options: dict[str, Any], progress: ProgressFn | None = None
+def run_sampling(
+    analyzer: Analyzer,
+    trace: Trace,
+    segmenter: Segmenter,
+    name: str,
+    options: dict[str, Any],
+    progress: ProgressFn | None = None,
 ) -> None:
-    """Draw Monte Carlo's rollouts for ``compare`` (the slow part, run as a job) and keep what they cost."""
-    analysis = analyzer.analyze(trace, segmenter, MonteCarloEstimator(**options), progress)
+    """Draw a sampling estimator's rollouts for ``compare`` (the slow part, run as a job) and keep what they
+    cost."""
+    estimator = estimators.get(name)(**options)
+    analysis = analyzer.analyze(trace, segmenter, estimator, progress)
     if analysis.cost.calls:
-        name = MonteCarloEstimator.name
-        remember_cost(analyzer, trace, analysis.segmentation, name, options, analysis.cost, "the Monte Carlo job")
+        job = f"the {estimator.title or name} job"
+        remember_cost(analyzer, trace, analysis.segmentation, name, options, analysis.cost, job)

@@ -9,7 +9,7 @@ import json
 import math
 import uuid
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,9 @@ from rredcot_viz.settings import config_json
 from rredcot_viz.traces.importers.rollouts import ROLLOUT_KEY
 from rredcot_viz.traces.trace import Trace
 from rredcot_viz.workflows.compare import compare
+
+if TYPE_CHECKING:
+    from rredcot_viz.store import Store
 
 
 @dataclass
@@ -107,7 +110,7 @@ def records_frame(records: list[DatasetRecord]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def export_frame(store: Any, run_id: str) -> pd.DataFrame:
+def export_frame(store: Store, run_id: str) -> pd.DataFrame:
     """A dataset run as a file to read without the app: each trace's table row (``records_frame``) with its
     question and response, how it was scored (model, precision, segmenter, estimator), its per-segment sigma and
     values (JSON lists), and for an RL rollout its step and reward."""
@@ -142,7 +145,7 @@ def _first_error_text(label: int | None) -> str:
     return "none" if label < 0 else str(label + 1)
 
 
-def run_settings(store: Any, run_id: str) -> dict[str, Any]:
+def run_settings(store: Store, run_id: str) -> dict[str, Any]:
     """The segmenter and estimator (names and configs) a dataset run used."""
     run = store.run(run_id)
     return dict(run["settings"]) if run is not None and run["settings"] else {}
@@ -178,7 +181,7 @@ def dataset_run_id(model_info: dict[str, Any], settings: dict[str, Any], trace_h
 
 
 def save_run(
-    store: Any,
+    store: Store,
     model_info: dict[str, Any],
     segmenter: Segmenter,
     estimator: ValueEstimator,
@@ -210,9 +213,9 @@ def save_run(
     return run_id
 
 
-def load_run(store: Any, run_id: str) -> list[DatasetRecord]:
+def load_run(store: Store, run_id: str) -> list[DatasetRecord]:
     return [DatasetRecord(**payload) for payload in store.dataset_records(run_id)]
 
 
-def dataset_runs(store: Any) -> pd.DataFrame:
+def dataset_runs(store: Store) -> pd.DataFrame:
     return store.dataset_runs()

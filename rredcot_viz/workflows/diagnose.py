@@ -1,5 +1,5 @@
-"""Diagnose one trace (``diagnose_trace``, ``edit_and_rescore``: the Diagnose page), and evaluate first-error
-detectors on a step-labelled file, ProcessBench-style, and record the evaluation.
+"""Evaluate first-error detectors on a step-labelled file, ProcessBench-style, and record the evaluation (one
+trace's diagnosis is ``workflows.trace_diagnosis``'s).
 
 ``eval-diagnosis`` and the Diagnose page's "Start an evaluation" both run ``run_evaluation``: the same
 seeded sample of records, the same automatic references, the same trivial baselines beside the detectors,
@@ -13,101 +13,31 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rredcot_viz.diagnosis import Detector, FirstError, detectors
-from rredcot_viz.diagnosis.capability import Capability, capability, check_all
+from rredcot_viz.diagnosis import Detector, detectors
+from rredcot_viz.diagnosis.capability import Capability, check_all
 from rredcot_viz.diagnosis.processbench import Evaluation, Scores, baselines, evaluate
-from rredcot_viz.diagnosis.resample import EditResult, ResetConfig, edit_segment
 from rredcot_viz.diagnosis.step_verifier import StepVerifier, calibrate_threshold
-from rredcot_viz.diagnosis.value_detectors import curve_estimator
-from rredcot_viz.diagnosis.verdicts import cached_verdict
-from rredcot_viz.engine import AnalysisConfig, AnalysisResult, Analyzer
-from rredcot_viz.errors import MissingReferenceError, RredcotError
-from rredcot_viz.estimators import estimators
-from rredcot_viz.estimators.base import R_HAT_ALONE
+from rredcot_viz.engine import AnalysisConfig, Analyzer
+from rredcot_viz.errors import RredcotError
 from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.backends import Sampler
-from rredcot_viz.model.core import ProgressFn
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.scoring import BoundaryCache, PromptConfig
-from rredcot_viz.segmenters import Segment, Segmenter, segmenters, steps_segmenter
+from rredcot_viz.segmenters import segmenters, steps_segmenter
 from rredcot_viz.settings import Settings, setting
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.references import attach_references
 from rredcot_viz.traces.trace import Trace
 
+if TYPE_CHECKING:
+    from rredcot_viz.model.lm import LanguageModel
+    from rredcot_viz.store import Store
+
 Progress = Callable[[str, int, int], None]  # (detector, done, total)
-
-
-@dataclass
-class TraceDiagnosis:
-    """One trace under the chosen detectors: each verdict, what the trace lacks for the others, and the value
-    curve of the richest estimator it can feed beside them."""
-
-    segments: list[Segment]
-    verdicts: dict[str, FirstError]  # by the detector's label (naming the estimator an "auto" detector used)
-    lacking: dict[str, list[str]]  # detectors this trace cannot feed, with what it lacks (``traces.needs``)
-    curve: AnalysisResult | None  # None: the trace has no outcome, so no value curve
-    curve_estimator: str | None
-
-    @property
-    def curve_note(self) -> str | None:
-        """Why the curve comes from a poorer estimator than the richest (what the trace lacks), or why none."""
-        if self.curve_estimator is None:
-            return "No value curve: this trace has no outcome label and no reference answer to check its answer."
-        note = estimators.get(self.curve_estimator).fallback_note
-        return f"Values from `{self.curve_estimator}`: {note}" if note else None
-
-
-def detectors_lacking(trace: Trace, chosen: dict[str, Detector]) -> dict[str, list[str]]:
-    """The chosen detectors ``trace`` cannot feed, with what it lacks (checked on its fields, no model)."""
-    return {name: detector.missing(trace) for name, detector in chosen.items() if detector.missing(trace)}
-
-
-def diagnose_trace(
-    analyzer: Analyzer,
-    trace: Trace,
-    segmenter: Segmenter,
-    chosen: dict[str, Detector],
-    progress: ProgressFn | None = None,
-) -> TraceDiagnosis:
-    """Every chosen detector that ``trace`` can feed (verdicts from the store when seen before: a detector that
-    samples is not asked again), and the value curve of the richest estimator the trace has."""
-    lacking = detectors_lacking(trace, chosen)
-    estimator_name = curve_estimator(trace)
-    curve = analyzer.analyze(trace, segmenter, estimators.get(estimator_name)(), progress) if estimator_name else None
-    analyzer.context(trace).score_stats()  # entropies for the segmenter
-    segments = analyzer.segment(trace, segmenter).segments
-    verdicts = {
-        capability(detector, [trace]).label: cached_verdict(analyzer, trace, segmenter, detector, progress)
-        for name, detector in chosen.items()
-        if name not in lacking
-    }
-    return TraceDiagnosis(segments, verdicts, lacking, curve, estimator_name)
-
-
-def edit_and_rescore(
-    analyzer: Analyzer,
-    trace: Trace,
-    segmenter: Segmenter,
-    index: int,
-    new_text: str,
-    config: ResetConfig,
-) -> EditResult:
-    """Segment ``index`` (1-based) replaced by ``new_text`` (off-policy), both traces' R-hat toward the reference
-    answer and on-policy continuations after the edit. Without a reference answer it is refused before any model
-    work: the edit drops the trace's correct/wrong label, and only a reference says whether the edited trace ends
-    right (the trace's own answer would be a different target before and after the edit)."""
-    if trace.reference_answer is None:
-        raise MissingReferenceError(
-            "re-scoring an edit needs a reference answer: the edit drops the trace's correct/wrong label, so only a "
-            "reference can say whether the edited trace ends right"
-        )
-    estimator = estimators.get(R_HAT_ALONE)()
-    return edit_segment(analyzer, trace, segmenter, index, new_text, estimator, config)
 
 
 @dataclass(frozen=True)
@@ -272,7 +202,9 @@ def sample_shortfall(traces: list[Trace], chosen: RecordSelection) -> str | None
     )
 
 
-def evaluation_analyzer(lm: Any, request: EvaluationRequest, n_traces: int, sampler: Sampler | None = None) -> Analyzer:
+def evaluation_analyzer(
+    lm: LanguageModel, request: EvaluationRequest, n_traces: int, sampler: Sampler | None = None
+) -> Analyzer:
     """The analyzer an evaluation scores with (sampling detectors draw from ``sampler``, default ``lm``); every
     trace stays in its score cache, so detectors that read the same values (min_sigma, value_drop) share them."""
     prompt = PromptConfig(chat_template=request.chat_template)
@@ -281,7 +213,7 @@ def evaluation_analyzer(lm: Any, request: EvaluationRequest, n_traces: int, samp
 
 
 def calibrate_verifier(
-    lm: Any, request: EvaluationRequest, calibration: EvaluationRequest
+    lm: LanguageModel, request: EvaluationRequest, calibration: EvaluationRequest
 ) -> tuple[EvaluationRequest, str]:
     """``request`` with the step verifier's threshold chosen on ``calibration``'s labelled records (another split
     or file, so the threshold is held out from the records it is scored on), and a note saying so. Calibration
@@ -323,7 +255,7 @@ def evaluation_split(request: EvaluationRequest, n_traces: int) -> str:
 
 
 def run_evaluation(
-    lm: Any,
+    lm: LanguageModel,
     request: EvaluationRequest,
     progress: Progress | None = None,
     plan: EvaluationPlan | None = None,
@@ -362,7 +294,12 @@ class EvaluationRecord:
     ``run_id`` is known before any model work, so the user can be told where the results go."""
 
     def __init__(
-        self, store: Any, lm: Any, request: EvaluationRequest, plan: EvaluationPlan, sampler: Sampler | None = None
+        self,
+        store: Store,
+        lm: LanguageModel,
+        request: EvaluationRequest,
+        plan: EvaluationPlan,
+        sampler: Sampler | None = None,
     ) -> None:
         self.store, self.lm, self.request, self.plan, self.sampler = store, lm, request, plan, sampler
         self.run_id = f"diagnosis-{uuid.uuid4().hex[:10]}"
@@ -418,7 +355,7 @@ class EvaluationRecord:
         self.store.finish_run(self.run_id, status, summary, {"seconds": seconds})
 
 
-def store_evaluation(store: Any, lm: Any, outcome: EvaluationOutcome, request: EvaluationRequest) -> str:
+def store_evaluation(store: Store, lm: LanguageModel, outcome: EvaluationOutcome, request: EvaluationRequest) -> str:
     """Record a finished evaluation as a ``diagnosis`` run; returns its run id (``EvaluationRecord.run`` records
     one as it runs)."""
     plan = EvaluationPlan(outcome.traces, outcome.notes, [], outcome.capabilities)

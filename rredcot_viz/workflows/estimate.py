@@ -9,10 +9,13 @@ steps) per second of sampling calls with similar batches: a rough figure, report
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rredcot_viz.model.lm import LanguageModel
 from rredcot_viz.model.sampling import SamplingConfig
+
+if TYPE_CHECKING:
+    from rredcot_viz.store import Store
 
 SAMPLING_OPERATIONS = ("sample", "sample_after_prefixes")
 SAMPLING_JOBS = ("mc", "reset", "train")
@@ -50,7 +53,7 @@ def duration(seconds: float) -> str:
 
 
 def sampling_rate(
-    lm: LanguageModel, store: Any | None = None, min_seconds: float = MIN_SECONDS
+    lm: LanguageModel, store: Store | None = None, min_seconds: float = MIN_SECONDS
 ) -> tuple[float, str] | None:
     """Generated tokens per second of this machine's recent sampling, and where the figure comes from; None
     before anything was sampled here."""
@@ -75,7 +78,7 @@ def calibrate(lm: LanguageModel, rows: int = 8, tokens: int = 24) -> None:
 
 
 def estimate_sampling(
-    lm: LanguageModel, tokens: int, store: Any | None = None, measure_now: bool = False
+    lm: LanguageModel, tokens: int, store: Store | None = None, measure_now: bool = False
 ) -> TimeEstimate | None:
     """How long generating at most ``tokens`` tokens takes here; None when nothing was measured yet (unless
     ``measure_now``: then a short calibration call measures it)."""
@@ -97,7 +100,7 @@ def held_out_evaluations(config: Any, start: int = 0) -> int:
     return int(start == 0) + sum(1 for s in steps if s % config.eval_every == 0 or s == config.steps)
 
 
-def estimate_training(lm: LanguageModel, config: Any, store: Any, start: int = 0) -> tuple[float | None, str]:
+def estimate_training(lm: LanguageModel, config: Any, store: Store, start: int = 0) -> tuple[float | None, str]:
     """Seconds a training run will take here (None when this machine has measured no step yet) and how that
     was reckoned: seconds per rollout of the steps stored by earlier runs, plus the held-out evaluations at
     this machine's sampling rate."""
@@ -132,7 +135,7 @@ def estimate_training(lm: LanguageModel, config: Any, store: Any, start: int = 0
     return (seconds if known else None), " + ".join(parts)
 
 
-def estimate_units(store: Any, kind: str, units: int, unit: str) -> tuple[float | None, str]:
+def estimate_units(store: Store, kind: str, units: int, unit: str) -> tuple[float | None, str]:
     """Seconds for ``units`` units of a job of ``kind`` (traces of a dataset analysis, record x detector pairs of
     an evaluation) at the model seconds per unit of the finished jobs of that kind the store recorded, and
     how that was reckoned."""

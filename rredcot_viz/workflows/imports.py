@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rredcot_viz.store.traces import StoredTraces
 from rredcot_viz.traces.importers import ImportReport
 from rredcot_viz.traces.importers.rollouts import ROLLOUT_KEY
 from rredcot_viz.traces.trace import Trace
+
+if TYPE_CHECKING:
+    from rredcot_viz.store import Store
 
 
 def run_label(path: str) -> str:
@@ -28,7 +31,7 @@ def is_run(traces: list[Trace]) -> bool:
 
 
 def store_traces(
-    store: Any,
+    store: Store,
     report: ImportReport,
     collection: str | None = None,
     label: str | None = None,

@@ -9,13 +9,16 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rredcot_viz.engine.analyzer import AnalysisConfig
 from rredcot_viz.errors import RredcotError
 from rredcot_viz.files import atomic_write
 from rredcot_viz.settings import config_json
 from rredcot_viz.traces.trace import Trace
+
+if TYPE_CHECKING:
+    from rredcot_viz.store import Store
 
 MIN_HASH_PREFIX = 6
 REPORT_MODE = 0o644
@@ -29,7 +32,7 @@ class ReportTarget:
     trace: Trace | None = None
 
 
-def find_target(store: Any, wanted: str, samples: list[Trace]) -> ReportTarget:
+def find_target(store: Store, wanted: str, samples: list[Trace]) -> ReportTarget:
     """A run id with stored rollouts, else a trace by id or content hash (a prefix of 6+ characters) in the store
     or the samples; an unknown or ambiguous name is a message saying what was looked for."""
     runs = store.rollout_runs()

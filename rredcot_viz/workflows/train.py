@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,9 @@ from rredcot_viz.training.rollouts import Group
 from rredcot_viz.training.sampler import RolloutSampler, derived_seed, problem_prompt
 from rredcot_viz.training.task import Problem, builtin_split, reward
 from rredcot_viz.training.trainer import Trainer, latest_checkpoint
+
+if TYPE_CHECKING:
+    from rredcot_viz.store import Store
 
 
 def checkpoint_root(run_id: str) -> Path:
@@ -72,7 +75,7 @@ def resumed_config(run_id: str, overrides: dict[str, Any] | None = None) -> Trai
 def run_training(
     base: LanguageModel,
     config: TrainConfig,
-    store: Any | None = None,
+    store: Store | None = None,
     problems: tuple[list[Problem], list[Problem]] | None = None,
     run_id: str | None = None,
     resume: bool = False,
@@ -151,12 +154,12 @@ def run_training(
             store.finish_run(run_id, status, {"steps": trainer.step}, {})
 
 
-def training_runs(store: Any) -> pd.DataFrame:
+def training_runs(store: Store) -> pd.DataFrame:
     """Stored training runs, newest first: id, method, status, base-model fingerprint, steps logged and planned."""
     return store.training_runs()
 
 
-def stored_run(store: Any, run_id: str) -> tuple[TrainConfig, str]:
+def stored_run(store: Store, run_id: str) -> tuple[TrainConfig, str]:
     """A stored training run's config and the fingerprint of the base model it was trained on."""
     stored = store.train_run(run_id)
     if stored is None:
@@ -165,7 +168,7 @@ def stored_run(store: Any, run_id: str) -> tuple[TrainConfig, str]:
     return stored_train_config(settings), fingerprint
 
 
-def trained_policy(base: LanguageModel, store: Any, run_id: str) -> tuple[LanguageModel, int]:
+def trained_policy(base: LanguageModel, store: Store, run_id: str) -> tuple[LanguageModel, int]:
     """The policy of ``run_id``'s last checkpoint (the base model plus its adapter) and that step."""
     config, fingerprint = stored_run(store, run_id)
     if fingerprint != base.fingerprint:

@@ -89,7 +89,7 @@ def test_runs_stored_under_ks_former_names_resume_with_their_values():
     old_srpo = {**srpo, "reset_steps": 7, "credit": {**asdict(CreditConfig()), "segments": 4}}
     del old_srpo["credit"]["k"]
     loaded = stored_train_config(old_srpo)
-    assert loaded.credit.k == 7 and loaded.reset_steps == 7 and loaded.steps == 3
+    assert loaded.credit.k == 7 and loaded.steps == 3
     rredcot = {k: v for k, v in asdict(config_for("rredcot")).items() if k != "credit"}
     old_credit = {k: v for k, v in asdict(CreditConfig(coupling="b")).items() if k != "k"}
     assert stored_train_config({**rredcot, "credit": {**old_credit, "segments": 3}}).credit == CreditConfig(

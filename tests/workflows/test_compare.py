@@ -38,11 +38,11 @@ def test_all_methods_share_one_segmentation(tiny):
 
 
 def test_a_cached_method_keeps_the_cost_it_had_when_computed(tiny):
-    from rredcot_viz.workflows.compare import remembered_cost, run_monte_carlo
+    from rredcot_viz.workflows.compare import remembered_cost, run_sampling
 
     analyzer, segmenter = Analyzer(tiny), segmenters.get("line")()
     mc = {"rollouts": 2, "max_new_tokens": 4}
-    run_monte_carlo(analyzer, TRACE, segmenter, mc)  # the slow part, as the app's job runs it
+    run_sampling(analyzer, TRACE, segmenter, "mc", mc)  # the slow part, as the app's job runs it
     segmentation = analyzer.segment(TRACE, segmenter)
     drawn, at, by = remembered_cost(analyzer, TRACE, segmentation, "mc", mc)
     assert drawn.tokens_generated > 0 and drawn.calls == 4  # stats, then 1 call per state

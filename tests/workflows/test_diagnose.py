@@ -24,14 +24,13 @@ from rredcot_viz.workflows.diagnose import (
     EvaluationRequest,
     RecordSelection,
     calibrate_verifier,
-    diagnose_trace,
-    edit_and_rescore,
     plan_evaluation,
     run_evaluation,
     sample_shortfall,
     seeded_sample,
     store_evaluation,
 )
+from rredcot_viz.workflows.trace_diagnosis import diagnose_trace, edit_and_rescore
 
 
 def test_a_seeded_sample_keeps_file_order_and_is_reproducible():

@@ -15,8 +15,8 @@ from rredcot_viz.ui.compare_views import (
     cost_notes,
     method_choice,
     method_options,
-    monte_carlo_panel,
     sampled,
+    sampling_panels,
     trust_panel,
 )
 from rredcot_viz.ui.jobs import StreamlitProgress
@@ -40,9 +40,10 @@ segmenter = segmenter_picker("compare", trace, text_input=trace_text_input(confi
 analyzer = resources.analyzer(config, variant_control("compare"))
 methods = method_choice(trace, segmenter)
 options = method_options(methods)
-sampling = sampled(methods)  # run as a background job from the Monte Carlo panel
-mc_options = monte_carlo_panel(analyzer, trace, segmenter, bool(sampling))
-selected = [m for m in methods if m not in sampling or mc_options is not None]
+sampling = sampled(methods)  # each runs as a background job from its own panel
+drawn = sampling_panels(analyzer, trace, segmenter, methods)  # the options of those whose rollouts are drawn
+options = {**options, **drawn}
+selected = [m for m in methods if m not in sampling or m in drawn]
 if not selected:
     st.stop()
 
@@ -53,7 +54,7 @@ try:
         trace,
         segmenter,
         selected,
-        {**options, **dict.fromkeys(sampling, mc_options or {})},
+        options,
         {name: progress for name in selected},
     )
     progress.close()
@@ -88,6 +89,6 @@ table_with_download(
     "Download per-segment scores (CSV)",
     f"{trace.short_id}-compare.csv",
     key="compare_table",
-    download=with_provenance(comparison.rows(None), analyzer, segmenter, {"methods": options, "mc": mc_options}),
+    download=with_provenance(comparison.rows(None), analyzer, segmenter, {"methods": options}),
 )
 compare_download(comparison, analyzer, segmenter, options, metric)

@@ -6,6 +6,8 @@ import streamlit as st
 
 from rredcot_viz.attribution import attributions
 from rredcot_viz.estimators import default_estimator, live_estimators
+from rredcot_viz.estimators.base import R_HAT_ALONE
+from rredcot_viz.segmenters import starting_segmenter
 from rredcot_viz.types import content_key
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.dataset_views import import_panel, run_view, runnable, trace_selection
@@ -27,8 +29,8 @@ rollout_runs_panel(store, config)
 collection, traces = trace_selection(store)
 if not traces:
     st.stop()
-segmenter = segmenter_picker("dataset", traces[0], default="given" if traces[0].steps else "hybrid")
-estimator, analysis_config = estimator_picker("dataset", default=default_estimator(traces, "answer_only"))
+segmenter = segmenter_picker("dataset", traces[0], default=starting_segmenter(bool(traces[0].steps)))
+estimator, analysis_config = estimator_picker("dataset", default=default_estimator(traces, R_HAT_ALONE))
 chosen = runnable(estimator, traces)
 others = [name for name in [*attributions.names(), *live_estimators()] if name != estimator.name]
 agree = st.multiselect("Also compute, for agreement", others, default=[], key="dataset_agree")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rredcot_viz.segmenters import starting_segmenter
 from rredcot_viz.ui import resources
 from rredcot_viz.ui.diagnose_views import detector_choice, edit_panel, reset_panel, verdicts_view
 from rredcot_viz.ui.evaluation_panel import evaluation_panel
@@ -26,7 +27,7 @@ if trace.outcome != 0.0:
         "has no first error."
     )
 st.markdown(f"**Question.** {trace.question}  \n**Answer** {trace.answer} · **reference** {trace.reference_answer}")
-segmenter = segmenter_picker("diagnose", trace, default="given" if trace.steps else "hybrid")
+segmenter = segmenter_picker("diagnose", trace, default=starting_segmenter(bool(trace.steps)))
 analyzer = resources.analyzer(config, variant_control("diagnose"))
 segments, verdicts = verdicts_view(analyzer, trace, segmenter, detector_choice())
 diagnose_download(analyzer, trace, segmenter, segments, verdicts)

@@ -64,11 +64,6 @@ class ResetConfig(TrainConfig):
     max_fresh_attempts: int = setting(12, "fresh chains sampled at most while looking for a failed parent", low=1,
                                       advanced=True)  # fmt: skip
 
-    @property
-    def reset_steps(self) -> int:
-        """The steps a failed parent is cut into, by its former name (bench/resets.py reads it)."""
-        return self.credit.k
-
 
 def parent_steps(policy: LanguageModel, parent: TrainRollout, config: ResetConfig) -> list[tuple[int, int]]:
     """The parent's steps as completion-token spans covering it end to end (see the module note); records their

@@ -13,6 +13,7 @@ step; ``localiser_fallback_share``: share that got the fallback).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -25,7 +26,8 @@ from rredcot_viz.training.methods.resets import ResetConfig, ResetMethod
 from rredcot_viz.training.rollouts import Group, TrainRollout
 from rredcot_viz.training.task import Problem
 
-FALLBACKS = ("random", "first")
+Fallback = Literal["random", "first"]
+FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
 
 
 @dataclass(frozen=True)
@@ -35,9 +37,8 @@ class SRPOConfig(ResetConfig):
                                            advanced=True)  # fmt: skip
     localizer_max_tokens: int = setting(256, "longest localisation reply, in tokens (sampled without stop strings)",
                                         low=1, advanced=True)  # fmt: skip
-    localizer_fallback: str = setting("random", "step when the reply names none: random (RRPO's uniform draw) or "
-                                      "first (the empty prefix, the official code)", choices=FALLBACKS,
-                                      advanced=True)  # fmt: skip
+    localizer_fallback: Fallback = setting("random", "step when the reply names none: random (RRPO's uniform draw) "
+                                           "or first (the empty prefix, the official code)", advanced=True)  # fmt: skip
 
 
 @methods.register("srpo")
