@@ -23,7 +23,7 @@ import numpy as np
 from rredcot_viz.attribution.agreement import pair_order
 from rredcot_viz.engine.analyzer import Analyzer
 from rredcot_viz.errors import ConfigError, MissingProbeError
-from rredcot_viz.estimators.base import estimators
+from rredcot_viz.estimators.montecarlo import MonteCarloEstimator
 from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.estimators.value_probe import (
     ValueProbe,
@@ -148,7 +148,7 @@ def labels_from_mc(
 ) -> list[Labelled]:
     """Labels drawn now by the ``mc`` estimator at every segment state (its rollouts go to the analyzer's cache,
     the store when it has one); a trace's problem is its question."""
-    mc = estimators.get("mc")(**mc_options)
+    mc = MonteCarloEstimator(**mc_options)
     examples = []
     for done, trace in enumerate(traces, start=1):
         result = analyzer.analyze(trace, segmenter, mc)
