@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rredcot_viz.segmenters.base import (
+    MAX_K,
     Segmenter,
     SegmenterConfig,
     SegmenterInput,
@@ -33,8 +34,8 @@ class FixedTokensSegmenter(Segmenter):
 
     @classmethod
     def k_reach(cls, inp: SegmenterInput) -> int | None:
-        """One token per segment at most (with no K it cuts every ``length`` tokens, fewer pieces)."""
-        return inp.n_tokens
+        """The non-blank pieces of a cut before every token (with no K it cuts every ``length`` tokens, fewer)."""
+        return len(cls(k=min(inp.n_tokens, MAX_K)).candidate_cuts(inp)) + 1
 
     def propose(self, inp: SegmenterInput) -> tuple[list[int], list[str], dict[str, Any]]:
         length = math.ceil(inp.n_tokens / self.config.k) if self.config.k else self.config.length

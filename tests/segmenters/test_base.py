@@ -87,3 +87,18 @@ def test_aliases_resolve_and_unknown_names_list_choices():
     assert segmenters.get("fixed") is segmenters.get("fixed_tokens")
     with pytest.raises(KeyError, match="unknown segmenter 'nope'; valid choices: keyword, hybrid, line"):
         segmenters.get("nope")
+
+
+def test_each_segmenter_declares_how_far_its_k_reaches_on_a_text():
+    """The K slider reads the chosen segmenter's ``k_reach``: the pieces it cuts with no K (hybrid's keyword and
+    line pieces, one per word for word_starts), a non-blank token per piece for fixed_tokens, and none for one
+    that takes no K; no K gives more segments than the reach."""
+    inp = word_input("First we add.\nThen 3 + 4 = 7.\nSo the answer is 7.")
+    assert segmenters.get("line").k_reach(inp) is None
+    assert segmenters.get("fixed_tokens").k_reach(inp) == len(inp.text.split())  # a newline joins the next word
+    assert segmenters.get("word_starts").k_reach(inp) == len(word_starts(inp)) + 1
+    reach = segmenters.get("hybrid").k_reach(inp)
+    assert reach == 3 and segmenters.get("hybrid")(k=reach).segment(inp).k == reach
+    for name in segmenters.having(targets_count=True):  # no K cuts more pieces than the reach
+        top = segmenters.get(name).k_reach(inp)
+        assert max(segmenters.get(name)(k=k).segment(inp).k for k in range(1, inp.n_tokens + 2)) <= top, name
