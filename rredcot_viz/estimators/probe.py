@@ -10,7 +10,7 @@ the loaded model at its precision (``value_probe.find_probe``); elsewhere it say
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from rredcot_viz.types import StateValues
 
 if TYPE_CHECKING:
     from rredcot_viz.model.core import ProgressFn
+    from rredcot_viz.model.lm import LanguageModel
     from rredcot_viz.scoring.context import TraceContext
     from rredcot_viz.segmenters.base import Segmentation
 
@@ -39,7 +40,7 @@ class ProbeEstimator(ValueEstimator):
     provenance = "design choice: a linear probe of hidden states (ReProbe arXiv 2511.06209; arXiv 2511.14773)"
     needs = ("outcome",)
 
-    def probe(self, lm: Any) -> ValueProbe:
+    def probe(self, lm: LanguageModel) -> ValueProbe:
         """The configured probe file, else the one fitted for ``lm`` at its precision (``MissingProbeError``
         naming the fit command when there is none). A file fitted for another model or precision is refused."""
         if not self.config.probe_file:

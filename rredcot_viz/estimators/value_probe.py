@@ -21,13 +21,16 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rredcot_viz.errors import MissingProbeError
 from rredcot_viz.files import write_text
 from rredcot_viz.paths import data_dir
+
+if TYPE_CHECKING:
+    from rredcot_viz.model.lm import LanguageModel
 
 FORMAT = "rredcot-value-probe/1"
 PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"  # shipped with the package (package data)
@@ -89,7 +92,7 @@ class ValueProbe:
             raise MissingProbeError(f"cannot read value probe {path}: {error}") from None
 
 
-def precision_of(lm: Any) -> str:
+def precision_of(lm: LanguageModel) -> str:
     """What a probe is keyed by besides the weights: the dtype and the quantization the model runs in (a probe
     fitted on float32 states is not offered for 4-bit states, whose hidden states differ)."""
     return f"{lm.dtype}/{lm.quantization}"
@@ -129,7 +132,7 @@ def missing_probe_message(model: str, precision: str) -> str:
     )
 
 
-def require_probe(lm: Any) -> ValueProbe:
+def require_probe(lm: LanguageModel) -> ValueProbe:
     probe = find_probe(lm.fingerprint, precision_of(lm))
     if probe is None:
         raise MissingProbeError(missing_probe_message(lm.name, precision_of(lm)))

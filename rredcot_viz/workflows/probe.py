@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from rredcot_viz.estimators.value_probe import (
 )
 from rredcot_viz.segmenters.base import Segmenter
 from rredcot_viz.traces.trace import Trace
+
+if TYPE_CHECKING:
+    from rredcot_viz.model.lm import LanguageModel
 
 
 @dataclass
@@ -172,7 +175,7 @@ def hidden_features(
     return ProbeData(examples, np.concatenate(blocks, axis=1), source, rows)
 
 
-def fit(data: ProbeData, lm: Any, heldout: float = 0.3, seed: int = 0, folds: int = 5) -> ValueProbe:
+def fit(data: ProbeData, lm: LanguageModel, heldout: float = 0.3, seed: int = 0, folds: int = 5) -> ValueProbe:
     """Split problems, choose layer and L2 by grouped CV on the fit split, fit there, and record the held-out
     figures (``evaluate``) in the probe."""
     split = problem_split([e.problem for e in data.examples], heldout, seed)
