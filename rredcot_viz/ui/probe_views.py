@@ -10,6 +10,7 @@ import streamlit as st
 
 from rredcot_viz.engine import Analyzer
 from rredcot_viz.estimators.montecarlo import PRESETS, MonteCarloConfig
+from rredcot_viz.estimators.probe import ProbeEstimator
 from rredcot_viz.estimators.value_probe import find_probe, missing_probe_message, precision_of
 from rredcot_viz.jobs import Job
 from rredcot_viz.paths import SAMPLE_TRACES_DIR
@@ -21,6 +22,7 @@ from rredcot_viz.ui.settings_form import settings_form
 from rredcot_viz.workflows.probe import fit_from_traces
 
 JOB_KEY = "probe_job"
+NAME = ProbeEstimator.name
 
 
 def probe_panel(analyzer: Analyzer, segmenter: Segmenter, methods: list[str]) -> list[str]:
@@ -36,15 +38,15 @@ def probe_panel(analyzer: Analyzer, segmenter: Segmenter, methods: list[str]) ->
             if "heldout_brier" in held
             else ""
         )
-        st.caption(f"Value probe for this model ({probe.precision}): {probe.describe()}{figures}. Pick **probe** in "
+        st.caption(f"Value probe for this model ({probe.precision}): {probe.describe()}{figures}. Pick **{NAME}** in "
                    "Methods; it costs one forward pass and no sampled token.")  # fmt: skip
         return methods
     st.caption(missing_probe_message(lm.name, precision_of(lm)) + ".")
     with st.expander("Fit a value probe for this model (a background job)"):
         fit_panel(analyzer, segmenter)
-    if "probe" in methods:
-        st.info("**probe** joins the comparison once a value probe is fitted for this model (above).")
-    return [m for m in methods if m != "probe"]
+    if NAME in methods:
+        st.info(f"**{NAME}** joins the comparison once a value probe is fitted for this model (above).")
+    return [m for m in methods if m != NAME]
 
 
 def fit_panel(analyzer: Analyzer, segmenter: Segmenter) -> None:
