@@ -39,6 +39,9 @@ class ProbeEstimator(ValueEstimator):
     Config = ProbeConfig
     provenance = "design choice: a linear probe of hidden states (ReProbe arXiv 2511.06209; arXiv 2511.14773)"
     needs = ("outcome",)
+    # cheap, but only where a probe was fitted for the loaded model: not among the live estimators a page opens on
+    # or falls back to (Compare offers it, and says how to fit one where there is none)
+    live = False
 
     def probe(self, lm: LanguageModel) -> ValueProbe:
         """The configured probe file, else the one fitted for ``lm`` at its precision (``MissingProbeError``
