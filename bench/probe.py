@@ -49,6 +49,8 @@ REFERENCE_N = 16
 ROWS = {"rredcot": "RREDCoT (defaults)", "answer_only": "R-hat alone", "v_hat[whole,geo_mean]": "v-hat alone",
         "mc1": "MC(1)", "mc2": "MC(2)"}  # fmt: skip
 CONTROLS = ("random", "position", "reverse_position")
+# what a method must clear, as in bench/compare.py: the two-sided controls, and R-hat and v-hat alone
+PAIR_CONTROLS = (*CONTROLS, "answer_only", "v_hat[whole,geo_mean]")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -124,8 +126,13 @@ def main(argv: list[str] | None = None, lm=None) -> dict[str, str]:
     mc2_tokens = float(np.mean([r.tokens.get("mc2", np.nan) for r in results])) if results else float("nan")
     print(f"\nCost per trace: the probe reads one forward pass over the trace's {mean_tokens:.0f} tokens and samples "
           f"or scores no extra token; MC(2) processed {mc2_tokens:.0f} tokens (prefill + rollouts)")  # fmt: skip
+    best = max(PAIR_CONTROLS, key=lambda name: figures[name][0])
+    beats = figures["probe"][1] > figures[best][0]
+    verdict = "yes" if beats else "no"
+    print(f"\nBeats the controls (its interval's lower bound above the best control's agreement): {verdict} "
+          f"({figures['probe'][1]:.3f} vs {names_of(best)} {figures[best][0]:.3f})")  # fmt: skip
     headline = {
-        "model": lm.name.split("/")[-1],
+        "model": lm.name.split("/")[-1].split()[0],  # a key=value line: no spaces
         "fit_problems": str(len(fit_problems)),
         "heldout_problems": str(len(held_problems)),
         "heldout_states": str(len(states)),
@@ -136,10 +143,12 @@ def main(argv: list[str] | None = None, lm=None) -> dict[str, str]:
         "probe_brier": f"{briers['probe']:.4f}",
         "extra_tokens_per_trace": "0",
         "probe_pairs_low": f"{figures['probe'][1]:.3f}",
-        "best_control_pairs": f"{max(figures[c][0] for c in CONTROLS):.3f}",
-        "probe_beats_controls": str(figures["probe"][1] > max(figures[c][0] for c in CONTROLS)).lower(),
+        "best_control": best,
+        "best_control_pairs": f"{figures[best][0]:.3f}",
+        "probe_beats_controls": str(beats).lower(),
         "mc_split_half": f"{figures['ceiling'][0]:.3f}",
         "constant_brier": f"{briers['constant (fit mean)']:.4f}",
+        "precision": precision_of(lm),
         "layer": str(probe.layer),
         "l2": f"{probe.l2:g}",
     }
@@ -164,6 +173,12 @@ def main(argv: list[str] | None = None, lm=None) -> dict[str, str]:
     return headline
 
 
+def names_of(name: str) -> str:
+    names = {"probe": "value probe", **ROWS, **{c: f"{c} (control)" for c in CONTROLS},
+             "ceiling": "MC split-half (ceiling)"}  # fmt: skip
+    return names[name]
+
+
 def table(results: list, probe_sigma: list[np.ndarray]) -> dict[str, tuple[float, float, float]]:
     """Pooled pairwise-order agreement with MC(16) on non-final segments of the held-out usable traces, each with
     its 95% interval resampling problems; printed as the held-out table."""
@@ -182,11 +197,9 @@ def table(results: list, probe_sigma: list[np.ndarray]) -> dict[str, tuple[float
         f"\nHeld-out problems: {len(results)} usable traces, {pairs} ordered pairs of non-final segments; "
         "agreement with MC(16) sigma, 95% interval resampling problems"
     )
-    names = {"probe": "value probe", **ROWS, **{c: f"{c} (control)" for c in CONTROLS},
-             "ceiling": "MC split-half (ceiling)"}  # fmt: skip
     for name, (point, low, high) in figures.items():
         share = point / figures["ceiling"][0] if name != "ceiling" else 1.0
-        print(f"  {names[name]:28s} {point:.3f} [{low:.3f}, {high:.3f}]  {share:.2f} of ceiling")
+        print(f"  {names_of(name):28s} {point:.3f} [{low:.3f}, {high:.3f}]  {share:.2f} of ceiling")
     return figures
 
 
