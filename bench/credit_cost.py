@@ -15,7 +15,7 @@ keeps the estimator's numbers meets the 1.5 target.
 
 Part 2, seconds (``--step-length`` 1,024, the embedded model): GRPO and RREDCoT-GRPO trainers (quick preset, one
 prompt x 8 rollouts, K = 4) advancing one step in turn, every rollout forced to the full length (end-of-text
-and stop strings ignored while sampling: the bench sets the policy's end-of-sequence ids to none); the ratio
+and stop strings ignored while sampling: the bench turns the policy's stop_early off); the ratio
 of their step times (median over ``--steps`` pairs; one pair takes about 10 minutes on 2 CPU cores),
 RREDCoT's credit seconds / (sampling + update) seconds, and the control's credit on the same rollouts (the first
 ``--control-steps`` steps). Both policies sample a few tokens first, so no first-call allocation is timed.

@@ -5,6 +5,7 @@ and cancelled, and a ProcessBench evaluation whose result must appear on the pag
 
     .venv/bin/python bench/first_hour.py          # embedded SmolLM2-135M, 2 CPU cores, about 10 minutes
     .venv/bin/python bench/first_hour.py --samples 3   # only 3 samples live (a loaded machine), then the jobs
+    .venv/bin/python bench/first_hour.py --samples 1 --no-jobs   # the smoke test's path: no job flows
 
 Last line: ``tracebacks= errors_on_defaults= recorded_scores= paste_without_solution_ok= natural_fields_ok=
 worst_first_heatmap_s= worst_trace= median_first_heatmap_s= worst_full_analysis_s= first_looks= samples=
