@@ -122,14 +122,23 @@ def errors(page) -> int:
     return count(page, "[data-testid='stAlertContentError']")
 
 
+def only(page, label: str):
+    """The one menu labelled ``label``, once a rerun has replaced any stale copy (Streamlit shows the previous
+    run's elements until the new run has drawn them, so under load two can be on the page for a moment)."""
+    page.wait_for_function(
+        f"() => document.querySelectorAll('input[aria-label={json.dumps(label)}]').length === 1", timeout=60000
+    )
+    return page.get_by_label(label, exact=True)
+
+
 def choose(page, label: str, option: str) -> None:
-    page.get_by_label(label, exact=True).click()
+    only(page, label).click()
     page.get_by_role("option", name=option, exact=True).first.click()
 
 
 def sample_labels(page) -> tuple[list[str], str]:
     """Every option of the Trace menu, and the one now selected."""
-    page.get_by_label("Trace", exact=True).click()
+    only(page, "Trace").click()
     labels = page.get_by_role("option").all_inner_texts()
     selected = page.get_by_role("option", selected=True).first.inner_text()
     page.keyboard.press("Escape")
