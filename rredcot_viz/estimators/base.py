@@ -50,6 +50,7 @@ class ValueEstimator(ABC):
     credit: ClassVar[bool] = False  # values from scores alone (``combine``), so the trainer can credit rollouts
     steps_only: ClassVar[bool] = False  # values only the trace's own steps (a segmenter that ``follows_steps``)
     auto_rank: ClassVar[int] = 0  # "auto" picks the highest-ranked one a trace can feed (0: never picked by auto)
+    fitted: ClassVar[bool] = False  # runs only where it was fitted for the loaded model: never offered as a fallback
     fallback_note: ClassVar[str] = ""  # why a trace's value curve is this one and not a richer one's (when picked)
     title: ClassVar[str] = ""  # its name in a sentence ("Monte Carlo"); empty: its registered name
     # a sampling estimator's starting settings in the app: the first, or the next where it would take minutes here
@@ -69,7 +70,11 @@ class ValueEstimator(ABC):
         """Raise ``MissingReferenceError`` naming what this estimator needs and the trace lacks."""
         lacking = self.missing(trace)
         if lacking:
-            usable = [name for name in estimators.names() if not missing(trace, estimators.get(name).needs)]
+            usable = [
+                n
+                for n in estimators.names()
+                if not estimators.get(n).fitted and not missing(trace, estimators.get(n).needs)
+            ]
             alternatives = f"estimators that can run on it: {', '.join(usable)}" if usable else "no estimator can run"
             raise MissingReferenceError(
                 f"estimator {self.name!r} needs {describe(lacking)}, which this trace does not have; add it to "

@@ -42,6 +42,7 @@ class ProbeEstimator(ValueEstimator):
     # cheap, but only where a probe was fitted for the loaded model: not among the live estimators a page opens on
     # or falls back to (Compare offers it, and says how to fit one where there is none)
     live = False
+    fitted = True
 
     def probe(self, lm: LanguageModel) -> ValueProbe:
         """The configured probe file, else the one fitted for ``lm`` at its precision (``MissingProbeError``

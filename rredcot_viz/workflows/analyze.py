@@ -164,7 +164,8 @@ def check_traces(traces: list[Trace], estimator: ValueEstimator, strict: bool = 
     (report,) = check_all([estimator], traces, strict)
     runnable = set(report.runnable)
     skipped = [trace for index, trace in enumerate(traces) if index not in runnable]
-    alternatives = [n for n in estimators.names() if not any(estimators.get(n)().missing(t) for t in skipped)]
+    offered = [n for n in estimators.names() if not estimators.get(n).fitted]  # a value probe may not exist here
+    alternatives = [n for n in offered if not any(estimators.get(n)().missing(t) for t in skipped)]
     return TraceCheck(estimator, report, [traces[i] for i in report.runnable], skipped, alternatives if skipped else [])
 
 
