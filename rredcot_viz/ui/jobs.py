@@ -143,8 +143,10 @@ def jobs_panel(limit: int = 8, again: bool = False) -> None:
     """Every tab's view of the store's jobs in the sidebar: running ones with progress and a cancel button, then
     the finished ones; the count is taken on every redraw. The app draws it first, into a slot of the sidebar; a
     page that has just started a job calls it ``again``, which redraws that slot (it said "Jobs (0 running)"
-    while the page's own job ran, until the next full rerun)."""
+    while the page's own job ran, until the next full rerun). The second drawing's widgets take keys of their own:
+    the first drawing's keys are still taken in that run, though its elements are replaced."""
     manager = resources.jobs()
+    keys = "jobs_again" if again else "jobs"
     if again:
         slot = st.session_state.get(PANEL_SLOT)
         if slot is None:
@@ -160,7 +162,7 @@ def jobs_panel(limit: int = 8, again: bool = False) -> None:
         running = sum(job.active for job in listed)
         with st.expander(f"Jobs ({running} running)", expanded=bool(running)):
             for job in listed:
-                show_job(job, "jobs", compact=True)
+                show_job(job, keys, compact=True)
         if not running and st.session_state.get("jobs_panel_polling"):
             st.session_state["jobs_panel_polling"] = False
             st.rerun(scope="app")  # stop polling: the last job ended
