@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 
-import duckdb
-
 from rredcot_viz.cli import main
 from rredcot_viz.paths import SAMPLE_TRACES_DIR
+from rredcot_viz.store import Store
 
 SOURCE = str(SAMPLE_TRACES_DIR / "arithmetic.jsonl")
 
@@ -29,8 +28,10 @@ def test_probe_fit_then_analyze_with_the_probe(tmp_path, capsys, monkeypatch, ti
     assert probe["precision"] == "float32/none" and probe["training"]["traces"] >= 1
     assert {"cv_brier", "heldout_brier", "heldout_pairs"} <= set(probe["metrics"])
     assert len(probe["training"]["trace_hashes"]) == probe["training"]["traces"]
-    with duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True) as db:  # the rollouts drawn for the labels
-        assert db.execute("SELECT count(*) FROM rollouts").fetchone()[0] >= 2 * probe["training"]["states"]
+    store = Store(tmp_path / "s.duckdb")
+    with store.cursor() as cur:  # the rollouts drawn for the labels are stored
+        assert cur.execute("SELECT count(*) FROM rollouts").fetchone()[0] >= 2 * probe["training"]["states"]
+    store.close()
     assert main(["analyze", SOURCE, "--limit", "2", "--estimator", "probe", "--segmenter", "line", *model]) == 0
     out = capsys.readouterr().out
     assert out.count("probe, exact_sum") == 2 and "value probe: layer" in out
