@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -105,7 +106,7 @@ def probe_dirs() -> list[Path]:
 
 def probe_path(model: str, fingerprint: str, precision: str) -> Path:
     """Where ``probe fit`` writes a model's probe (one per model and precision; a refit replaces it)."""
-    name = model.rstrip("/").split("/")[-1] or "model"
+    name = re.sub(r"[^\w.-]+", "_", model.rstrip("/").split("/")[-1]).strip("_") or "model"  # a plain file name
     return data_dir() / "probes" / f"{name}-{fingerprint[:12]}-{precision.replace('/', '-')}.json"
 
 
