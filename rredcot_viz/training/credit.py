@@ -23,7 +23,7 @@ from itertools import pairwise
 import numpy as np
 
 from rredcot_viz.estimators import estimators
-from rredcot_viz.estimators.base import ValueEstimator
+from rredcot_viz.estimators.base import R_HAT_ALONE, ValueEstimator
 from rredcot_viz.estimators.coupling import StdMode, grpo_advantages, segment_advantages, token_advantages
 from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.model.core import ProgressFn
@@ -79,7 +79,7 @@ def segment_rollout(
 def credit_estimator(credit: CreditConfig, problem: Problem) -> ValueEstimator:
     """``credit.estimator``, or R-hat alone (``answer_only``) for a problem without a reference solution (v-hat
     has no path to score); ``group_sigmas`` records which one credited each rollout."""
-    return estimators.get(credit.estimator if problem.solution else "answer_only")(**credit.estimator_options)
+    return estimators.get(credit.estimator if problem.solution else R_HAT_ALONE)(**credit.estimator_options)
 
 
 def estimator_counts(used: list[str | None], credit: CreditConfig) -> dict[str, int]:
@@ -89,7 +89,7 @@ def estimator_counts(used: list[str | None], credit: CreditConfig) -> dict[str, 
     counted = Counter(name for name in used if name is not None)
     if not counted:
         return {}
-    names = dict.fromkeys([credit.estimator, "answer_only", *sorted(counted)])
+    names = dict.fromkeys([credit.estimator, R_HAT_ALONE, *sorted(counted)])
     return {f"credit_groups_{name}": counted.get(name, 0) for name in names}
 
 

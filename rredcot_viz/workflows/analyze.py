@@ -96,8 +96,10 @@ class AnalysisWork:
         return self.analyzer.analyze(self.trace, self.segmenter, self.first_look_estimator())
 
     def first_look_estimator(self) -> ValueEstimator:
-        aggregation = getattr(self.estimator.config, "aggregation", "seq_prob")
-        return estimators.get(R_HAT_ALONE)(aggregation=aggregation)
+        """R-hat alone, aggregated as the chosen estimator aggregates (its own default where it has none)."""
+        aggregation = getattr(self.estimator.config, "aggregation", None)
+        options = {} if aggregation is None else {"aggregation": aggregation}
+        return estimators.get(R_HAT_ALONE)(**options)
 
     def run(self, job: Job) -> None:
         """The job's body. A trace seen for the first time gets R-hat's scores (and the token stats) in a call of

@@ -25,7 +25,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,9 @@ from rredcot_viz.workflows.dataset import analyze_dataset, save_run
 from rredcot_viz.workflows.imports import run_label, store_traces
 from rredcot_viz.workflows.rollout_groups import RolloutGroup, RunRollout, couple, credit_gap
 
+if TYPE_CHECKING:
+    from rredcot_viz.store import Store
+
 IMPORTED_KIND = "rollouts"
 """The ``runs.kind`` of an imported run (a trained one is ``train``)."""
 
@@ -60,7 +63,7 @@ class StoredRun:
 
 # ---------------------------------------------------------------------------------------------- importing
 def store_import(
-    store: Any,
+    store: Store,
     report: ImportReport,
     collection: str | None = None,
     label: str | None = None,
@@ -72,7 +75,7 @@ def store_import(
     return stored, store_run(store, report, stored.collection, label)
 
 
-def store_run(store: Any, report: ImportReport, collection: str, label: str | None = None) -> StoredRun | None:
+def store_run(store: Store, report: ImportReport, collection: str, label: str | None = None) -> StoredRun | None:
     """Store an imported RL run whose traces are in ``collection``: one rollout row per completion, the per-step
     reward and advantage figures (None: the traces are not a run). Importing the same files again gives the same
     run id and replaces it."""
@@ -149,25 +152,25 @@ def _step_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------------------------- reading
-def rollout_runs(store: Any) -> pd.DataFrame:
+def rollout_runs(store: Store) -> pd.DataFrame:
     """Runs with rollouts to look at (imported or trained here), newest first."""
     return store.rollout_runs()
 
 
-def run_traces(store: Any, run_id: str, step: int | None = None) -> list[Trace]:
+def run_traces(store: Store, run_id: str, step: int | None = None) -> list[Trace]:
     """The distinct traces of an imported run's rollouts (of one step when given), in rollout order."""
     hashes = dict.fromkeys(p["trace_hash"] for s, p in store.run_rollouts(run_id) if step in (None, s))
     traces = [store.trace(h) for h in hashes if h]
     return [t for t in traces if t is not None]
 
 
-def credit_analyses(store: Any, run_id: str) -> pd.DataFrame:
+def credit_analyses(store: Store, run_id: str) -> pd.DataFrame:
     """The dataset analyses that scored any of an imported run's traces, newest first, with their coverage."""
     hashes = list(dict.fromkeys(p["trace_hash"] for _, p in store.run_rollouts(run_id) if p.get("trace_hash")))
     return store.dataset_coverage(hashes) if hashes else pd.DataFrame()
 
 
-def load_run(store: Any, run_id: str, analysis: str | None = None) -> list[RolloutGroup]:
+def load_run(store: Store, run_id: str, analysis: str | None = None) -> list[RolloutGroup]:
     """A run's rollouts as groups (step, prompt, group name), each rollout with its GRPO advantage and, where
     known, its RREDCoT credit: the trainer's sigma, or the sigma of dataset analysis ``analysis``."""
     rows = store.run_rollouts(run_id)
@@ -201,7 +204,7 @@ def load_run(store: Any, run_id: str, analysis: str | None = None) -> list[Rollo
     return sorted(groups.values(), key=lambda g: (g.step, g.prompt, g.name))
 
 
-def _analysed(store: Any, analysis: str) -> dict[str, tuple[list[float], list[tuple[int, int]]]]:
+def _analysed(store: Store, analysis: str) -> dict[str, tuple[list[float], list[tuple[int, int]]]]:
     """Sigma and segment spans by trace hash from a dataset analysis (records without spans are skipped)."""
     found = {}
     for record in store.dataset_records(analysis):
@@ -280,7 +283,7 @@ def prompt_groups(groups: list[RolloutGroup], prompt: int) -> list[RolloutGroup]
 
 
 # ---------------------------------------------------------------------------------------------- scoring
-def scoring_check(store: Any, run_id: str, estimator: ValueEstimator, step: int | None = None) -> TraceCheck:
+def scoring_check(store: Store, run_id: str, estimator: ValueEstimator, step: int | None = None) -> TraceCheck:
     """Which of an imported run's distinct traces (of one step when given) ``estimator`` can run on, from their
     fields alone: what a scoring job checks before it starts."""
     traces = run_traces(store, run_id, step)
@@ -291,7 +294,7 @@ def scoring_check(store: Any, run_id: str, estimator: ValueEstimator, step: int 
 
 def score_rollouts(
     analyzer: Analyzer,
-    store: Any,
+    store: Store,
     run_id: str,
     segmenter: Segmenter,
     estimator: ValueEstimator,

@@ -136,8 +136,10 @@ def test_a_refused_request_is_not_retried(tiny):
 
 
 def test_a_stalled_server_times_out(tiny):
-    with FakeOpenAIServer(tiny, delay=1.0) as server:
-        sampler = server_sampler(tiny, server, timeout=0.2, retries=1, backoff=0.0, check_model=False)
+    """Only completions stall; the model listing before them shares the timeout, so it is long enough for a
+    listing on a loaded machine (0.2 s timed the listing out once under a full CI run)."""
+    with FakeOpenAIServer(tiny, delay=3.0) as server:
+        sampler = server_sampler(tiny, server, timeout=1.0, retries=1, backoff=0.0, check_model=False)
         with pytest.raises(SamplerError, match=r"after 2 tries \(timed out\)"):
             sampler.sample([prompt(tiny)], [0], CONFIG)
 
