@@ -25,8 +25,8 @@ JOB_KEY = "probe_job"
 NAME = ProbeEstimator.name
 
 
-def probe_panel(analyzer: Analyzer, segmenter: Segmenter, methods: list[str]) -> list[str]:
-    """Say whether the loaded model has a value probe; without one, offer to fit one and leave ``probe`` out of
+def probe_panel(analyzer: Analyzer, methods: list[str]) -> list[str]:
+    """Say whether the loaded model has a value probe; without one, say how to fit one and leave ``probe`` out of
     the methods run (with a line saying why). Returns the methods to run."""
     lm = analyzer.lm
     probe = find_probe(lm.fingerprint, precision_of(lm))
@@ -41,12 +41,20 @@ def probe_panel(analyzer: Analyzer, segmenter: Segmenter, methods: list[str]) ->
         st.caption(f"Value probe for this model ({probe.precision}): {probe.describe()}{figures}. Pick **{NAME}** in "
                    "Methods; it costs one forward pass and no sampled token.")  # fmt: skip
         return methods
-    st.caption(missing_probe_message(lm.name, precision_of(lm)) + ".")
+    st.caption(missing_probe_message(lm.name, precision_of(lm)) + ": “Fit a value probe for this model”, below.")
+    if NAME in methods:
+        st.info(f"**{NAME}** joins the comparison once a value probe is fitted for this model (below).")
+    return [m for m in methods if m != NAME]
+
+
+def probe_fit_panel(analyzer: Analyzer, segmenter: Segmenter) -> None:
+    """The fit panel where the loaded model has no probe at its precision, after the page's own sampling panels
+    (whose settings come first on the page: the probe's Monte Carlo settings share their labels)."""
+    lm = analyzer.lm
+    if find_probe(lm.fingerprint, precision_of(lm)) is not None:
+        return
     with st.expander("Fit a value probe for this model (a background job)"):
         fit_panel(analyzer, segmenter)
-    if NAME in methods:
-        st.info(f"**{NAME}** joins the comparison once a value probe is fitted for this model (above).")
-    return [m for m in methods if m != NAME]
 
 
 def fit_panel(analyzer: Analyzer, segmenter: Segmenter) -> None:

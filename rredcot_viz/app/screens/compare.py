@@ -23,7 +23,7 @@ from rredcot_viz.ui.jobs import StreamlitProgress
 from rredcot_viz.ui.links import sync_view
 from rredcot_viz.ui.method_controls import segmenter_picker, variant_control
 from rredcot_viz.ui.pickers import model_picker, model_warning, trace_picker, trace_text_input
-from rredcot_viz.ui.probe_views import probe_panel
+from rredcot_viz.ui.probe_views import probe_fit_panel, probe_panel
 from rredcot_viz.ui.shading import relative_switch
 from rredcot_viz.ui.share import compare_download
 from rredcot_viz.ui.tables import table_with_download, with_provenance
@@ -40,10 +40,11 @@ st.markdown(f"**Question.** {trace.question}  \n**Answer** {trace.answer} · **r
 segmenter = segmenter_picker("compare", trace, text_input=trace_text_input(config, trace))
 analyzer = resources.analyzer(config, variant_control("compare"))
 methods = method_choice(trace, segmenter)
-methods = probe_panel(analyzer, segmenter, methods)  # the model's value probe, or how to fit one
+methods = probe_panel(analyzer, methods)  # the model's value probe, or how to fit one
 options = method_options(methods)
 sampling = sampled(methods)  # each runs as a background job from its own panel
 drawn = sampling_panels(analyzer, trace, segmenter, methods)  # the options of those whose rollouts are drawn
+probe_fit_panel(analyzer, segmenter)
 options = {**options, **drawn}
 selected = [m for m in methods if m not in sampling or m in drawn]
 if not selected:
