@@ -171,13 +171,18 @@ def test_quantization_smoke(tmp_path, capsys):
 
 def test_app_rerun_smoke(monkeypatch, capsys):
     """The app (AppTest, in this process) on a tiny model: the bench's K slider is found and moved, no model call."""
+    import streamlit as st
     from tiny import tiny_lm
 
     from rredcot_viz.model.lm import LanguageModel
 
     tiny = tiny_lm(seed=5)
     monkeypatch.setattr(LanguageModel, "load", classmethod(lambda cls, config=None: tiny))
-    bench("app_rerun").main(["--sample", "Two-leg train journey (hours", "--ks", "2,3"])
+    st.cache_resource.clear()  # the app's resources are process-wide: a model cached earlier would be used
+    try:
+        bench("app_rerun").main(["--sample", "Two-leg train journey (hours", "--ks", "2,3"])
+    finally:  # nor may the tiny model stay cached for the page tests that run later in this process
+        st.cache_resource.clear()
     figures = last_line(capsys.readouterr().out)
     assert list(figures) == ["rerun_ms_median", "model_calls"] and figures["model_calls"] == "0"
 
