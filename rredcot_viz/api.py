@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rredcot_viz.estimators import estimators, usable_estimator
-from rredcot_viz.segmenters import segmenters
+from rredcot_viz.estimators import DEFAULT_ESTIMATOR, estimators, usable_estimator
+from rredcot_viz.segmenters import DEFAULT_SEGMENTER, segmenters
 from rredcot_viz.traces.trace import Trace
 
 if TYPE_CHECKING:
@@ -92,9 +92,9 @@ def analyze(
     cot: str | None = None,
     *,
     reference_answer: str | None = None,
-    segmenter: str = "hybrid",
+    segmenter: str = DEFAULT_SEGMENTER,
     k: int = 6,
-    estimator: str = "rredcot",
+    estimator: str = DEFAULT_ESTIMATOR,
     model: str = "embedded",
     analyzer: Analyzer | None = None,
 ) -> TraceAnalysis:

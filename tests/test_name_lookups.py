@@ -1,7 +1,9 @@
 """Faces select by declared capability, never by name: outside a registry's own package no module looks a
-registered name up (``registry.get("rredcot")``, or any ``.get`` with one) or compares with one (``name ==
-"hybrid"``, ``"mc" in options``, ``kind in ("a", "b")``). Registered names come from the registries at run time,
-so a method registered tomorrow is guarded too; the scanner is shown to catch a planted look-up."""
+registered name up (``registry.get("rredcot")``, or any ``.get`` with one), compares with one (``name ==
+"hybrid"``, ``"mc" in options``, ``kind in ("a", "b")``) or writes one as a default (``segmenter="hybrid"``,
+``x or "grpo"``): defaults name a constant (``DEFAULT_SEGMENTER``, ``DEFAULT_METHOD``). Registered names come
+from the registries at run time, so a method registered tomorrow is guarded too; the scanner is shown to catch a
+planted look-up."""
 
 from __future__ import annotations
 
@@ -42,18 +44,28 @@ def _named(node: ast.AST, names: set[str]) -> str | None:
 
 
 def name_lookups(source: str, names: set[str]) -> list[tuple[int, str]]:
-    """(line, registered name) of every ``.get("<name>", ...)`` and every ``==``, ``!=``, ``in`` or ``not in``
-    with a registered name (alone or in a literal tuple, list or set) in ``source``."""
+    """(line, registered name) of every ``.get("<name>", ...)``, every ``==``, ``!=``, ``in`` or ``not in`` with a
+    registered name (alone or in a literal tuple, list or set), and every default written as one: a parameter's
+    default, an ``x or "<name>"`` fallback, a field's value or ``setting("<name>", ...)``. A default names its
+    registry's constant (``DEFAULT_SEGMENTER``), so changing it is one line that every face follows."""
     found = []
     for node in ast.walk(ast.parse(source)):
+        candidates: list[ast.AST] = []
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
-            name = _named(node.args[0], names) if node.args and isinstance(node.args[0], ast.Constant) else None
-            if name is not None:
-                found.append((node.lineno, name))
+            candidates = node.args[:1] if node.args and isinstance(node.args[0], ast.Constant) else []
         elif isinstance(node, ast.Compare) and any(isinstance(op, COMPARISONS) for op in node.ops):
-            name = next((n for side in [node.left, *node.comparators] if (n := _named(side, names))), None)
-            if name is not None:
-                found.append((node.lineno, name))
+            candidates = [node.left, *node.comparators]
+        elif isinstance(node, ast.arguments):
+            candidates = [d for d in [*node.defaults, *node.kw_defaults] if d is not None]
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            candidates = node.values
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            candidates = [node.value]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setting":
+            candidates = node.args[:1]
+        hit = next((side for side in candidates if _named(side, names)), None)
+        if hit is not None:
+            found.append((hit.lineno, _named(hit, names)))
     return sorted(found)
 
 
@@ -83,10 +95,17 @@ def test_the_scanner_flags_each_kind_of_look_up():
             'if segmenter.name != "hybrid": pass',
             'if "mc" in options: pass',
             'if kind in ("hybrid", "line"): pass',
-            'x = estimators.get(name)(); y = name == "other"; z = {"mc": 1}',
+            'def analyze(trace, segmenter: str = "hybrid", *, estimator="rredcot"): pass',
+            'method = given or "mc"',
+            'class Config:\n    estimator: str = "rredcot"\n    segmenter: str = setting("hybrid", "help")',
+            'x = estimators.get(name)(); y = name == "other"; z = {"mc": 1}; DEFAULT = "hybrid"',
+            "def f(segmenter: str = DEFAULT_SEGMENTER): return name or DEFAULT_SEGMENTER",
         ]
     )
-    assert name_lookups(source, names) == [(1, "rredcot"), (2, "hybrid"), (3, "mc"), (4, "hybrid")]
+    assert name_lookups(source, names) == [
+        (1, "rredcot"), (2, "hybrid"), (3, "mc"), (4, "hybrid"), (5, "hybrid"), (6, "mc"), (8, "rredcot"),
+        (9, "hybrid"),
+    ]  # fmt: skip
 
 
 def test_the_guard_catches_a_planted_look_up_in_a_screen(tmp_path):

@@ -241,11 +241,12 @@ def _configure_batch(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_batch(args: argparse.Namespace) -> int:
+    from rredcot_viz.diagnosis.base import SRPO_LOCALISER
     from rredcot_viz.diagnosis.resample import compare_resets
 
     if args.out:
         check_output_path(args.out)
-    detector = _detector(args, args.detector or "self_localize", variant="l2")  # SRPO's localisation prompt
+    detector = _detector(args, args.detector or SRPO_LOCALISER, variant="l2")  # SRPO's localisation prompt
     analyzer, segmenter, config = _setup(args)
     started = time.perf_counter()
     bars = ProgressBars()

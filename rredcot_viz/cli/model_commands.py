@@ -49,14 +49,14 @@ def add_model_arguments(parser: argparse.ArgumentParser, *, sampling: bool = Fal
 def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:
     """``--sampler`` and each backend's settings as ``--sampler-*`` options."""
     from rredcot_viz.cli.options import add_settings_arguments
-    from rredcot_viz.model.backends import samplers
+    from rredcot_viz.model.backends import DEFAULT_SAMPLER, samplers
     from rredcot_viz.settings import specs
 
     title = "sampling backend (where rollouts are drawn; training always samples its own policy)"
     group = parser.add_argument_group(title)
     group.add_argument(
         "--sampler",
-        default="local",
+        default=DEFAULT_SAMPLER,
         choices=samplers.names(),
         help="local: this process's model (default); openai: an OpenAI-compatible server such as vLLM, "
         "checked against the loaded model before the first rollout",
@@ -68,9 +68,9 @@ def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:
 def sampler_spec_from_args(args: argparse.Namespace):
     """The ``SamplerSpec`` the ``--sampler`` options name (local when the command has none)."""
     from rredcot_viz.cli.options import settings_from_args
-    from rredcot_viz.model.backends import SamplerSpec, samplers
+    from rredcot_viz.model.backends import DEFAULT_SAMPLER, SamplerSpec, samplers
 
-    name = samplers.resolve(getattr(args, "sampler", None) or "local")
+    name = samplers.resolve(getattr(args, "sampler", None) or DEFAULT_SAMPLER)
     config_type = samplers.get(name).Config
     given = settings_from_args(args, config_type, prefix="sampler", what=f"sampler {name!r}")
     return SamplerSpec(name, config_type(**given) if given else None)

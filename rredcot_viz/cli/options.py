@@ -1,7 +1,7 @@
 """Command-line options generated from the config dataclasses' settings (``rredcot_viz.settings``), so a
 setting added to a config is an option with no CLI change; and the options every file-reading command shares.
 
-    add_settings_arguments(parser, [HybridSegmenterConfig, ...], prefix="seg")   # --seg-k, --seg-merge-score, ...
+    add_settings_arguments(parser, [HybridSegmenterConfig, ...], prefix="seg")   # --seg-merge-score, ...
     segmenter = HybridSegmenter(**settings_from_args(args, HybridSegmenterConfig, prefix="seg"))
 """
 

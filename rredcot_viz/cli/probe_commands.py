@@ -30,6 +30,7 @@ from rredcot_viz.cli.options import (
     at_least_one,
     settings_from_args,
 )
+from rredcot_viz.segmenters.base import DEFAULT_SEGMENTER
 
 MC_ALIASES = {"rollouts": ("--mc-rollouts",), "max_new_tokens": ("--mc-max-tokens",)}
 
@@ -64,7 +65,7 @@ def _segmenter(args: argparse.Namespace):
         args.segmenter = protocol.get("segmenter", "fixed_tokens")
         if not getattr(args, "setting:seg:k", None) and protocol.get("k"):
             setattr(args, "setting:seg:k", str(protocol["k"]))
-    args.segmenter = args.segmenter or "hybrid"
+    args.segmenter = args.segmenter or DEFAULT_SEGMENTER
     return build_segmenter(args)
 
 

@@ -30,7 +30,7 @@ def _configure_train(parser: argparse.ArgumentParser) -> None:
 def _run_train(args: argparse.Namespace) -> int:
     from rredcot_viz.store import Store
     from rredcot_viz.traces.importers import import_file
-    from rredcot_viz.training import PRESETS, method_config_type, problems_from_traces
+    from rredcot_viz.training import DEFAULT_METHOD, PRESETS, method_config_type, problems_from_traces
     from rredcot_viz.workflows.train import checkpoint_root, new_run_id, resumed_config, run_training
 
     if args.resume:  # the stored config wins; only what was asked explicitly is checked against it
@@ -39,7 +39,7 @@ def _run_train(args: argparse.Namespace) -> int:
         stored = resumed_config(args.resume)
         config = resumed_config(args.resume, settings_from_args(args, type(stored)))
     else:
-        method = given_setting(args, "method") or "grpo"
+        method = given_setting(args, "method") or DEFAULT_METHOD
         overrides = settings_from_args(args, method_config_type(method))
         config = PRESETS[args.preset or "quick"](**{**overrides, "method": method})
     problems = None

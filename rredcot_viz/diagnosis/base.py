@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rredcot_viz.traces.trace import Trace
 
 NO_ERROR = -1
+SRPO_LOCALISER = "self_localize"  # SRPO's own first-error localisation: where reset resampling cuts by default
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from rredcot_viz.estimators import montecarlo, probe, published, rredcot, uniform  # noqa: F401  (registers them)
 from rredcot_viz.estimators.aggregation import aggregations
 from rredcot_viz.estimators.base import (
+    DEFAULT_ESTIMATOR,
     EstimatorConfig,
     ValueEstimator,
     auto_estimators,
@@ -18,6 +19,7 @@ from rredcot_viz.estimators.redistribution import redistribute
 from rredcot_viz.types import ScoreSeries, StateValues
 
 __all__ = [
+    "DEFAULT_ESTIMATOR",
     "EstimatorConfig",
     "ScoreSeries",
     "StateValues",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, get_args
 
-from rredcot_viz.estimators import credit_estimators
+from rredcot_viz.estimators import DEFAULT_ESTIMATOR, credit_estimators
 from rredcot_viz.estimators.coupling import CouplingMode
 from rredcot_viz.segmenters import DEFAULT_SEGMENTER, text_segmenters
 from rredcot_viz.settings import Settings, nested, setting
@@ -23,6 +23,7 @@ CreditScope = Literal["reasoning", "whole"]
 LOSSES: tuple[Loss, ...] = get_args(Loss)
 SCOPES: tuple[CreditScope, ...] = get_args(CreditScope)
 SEGMENTATION = ("segmenter", "k", "step_delimiter", "credit_scope")  # what every method reads of CreditConfig
+DEFAULT_METHOD = "grpo"  # the plain baseline every other method is measured against (docs/method.md §9.6)
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,8 @@ class CreditConfig(Settings):
                                      low=0.0, high=1.0)  # fmt: skip
     gae_lambda: float = setting(1.0, "value_baseline: 1 keeps sign consistency with the outcome, < 1 sharpens "
                                 "credit toward the decisive segment", low=0.0, high=1.0)  # fmt: skip
-    estimator: str = setting("rredcot", "value estimator of the states (R-hat alone, answer_only, for a problem "
-                             "without a reference solution; recorded per rollout)", choices=credit_estimators,
+    estimator: str = setting(DEFAULT_ESTIMATOR, "value estimator of the states (R-hat alone, answer_only, for a "
+                             "problem without a reference solution; recorded per rollout)", choices=credit_estimators,
                              advanced=True)  # fmt: skip
     estimator_options: dict = setting({}, "the estimator's own settings, as JSON", advanced=True)
 
@@ -65,7 +66,7 @@ def method_setting(name: str) -> Any:
 
 @dataclass(frozen=True)
 class TrainConfig(Settings):
-    method: str = setting("grpo", "training method (each adds its own settings)")
+    method: str = setting(DEFAULT_METHOD, "training method (each adds its own settings)")
     steps: int = setting(30, "training steps (with a resume: train up to this step)", low=1)
     prompts_per_step: int = setting(1, "problems drawn per step, each with its own group of rollouts", low=1)
     group_size: int = setting(8, "rollouts per problem (G); a group needs at least 2 for a baseline", low=2)

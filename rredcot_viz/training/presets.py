@@ -8,7 +8,7 @@ from typing import Any
 
 from rredcot_viz.errors import ConfigError
 from rredcot_viz.settings import current_names, from_settings, from_stored, setting_names
-from rredcot_viz.training.config import TrainConfig
+from rredcot_viz.training.config import DEFAULT_METHOD, TrainConfig
 from rredcot_viz.training.methods import methods
 
 
@@ -16,7 +16,7 @@ def method_config_type(method: str) -> type[TrainConfig]:
     return methods.get(method).Config
 
 
-def config_for(method: str = "grpo", **settings: Any) -> TrainConfig:
+def config_for(method: str = DEFAULT_METHOD, **settings: Any) -> TrainConfig:
     """The named method's config (a setting's former name, such as ``segments``, still works); a setting it does
     not have names the ones it has."""
     config_type = method_config_type(method)
@@ -33,10 +33,10 @@ def config_for(method: str = "grpo", **settings: Any) -> TrainConfig:
 def stored_train_config(saved: dict[str, Any]) -> TrainConfig:
     """A run's config from its stored JSON, as its method's config type (runs stored before the credit settings
     moved into ``credit`` load too)."""
-    return from_stored(method_config_type(saved.get("method", "grpo")), saved)
+    return from_stored(method_config_type(saved.get("method", DEFAULT_METHOD)), saved)
 
 
-def quick(method: str = "grpo", **overrides: Any) -> TrainConfig:
+def quick(method: str = DEFAULT_METHOD, **overrides: Any) -> TrainConfig:
     """Short online refinements on a CPU or one GPU (docs/method.md §9.6 'quick': LoRA rank 16, lr 5e-5, 8 rollouts
     per problem), 4 problems per step for 8 steps: at an equal budget of 240 rollouts on 2 cores, 4 prompts per
     step gained the most held-out accuracy per minute (mean of 2 seeds) and cost 1.6x less per rollout than 1
@@ -46,7 +46,7 @@ def quick(method: str = "grpo", **overrides: Any) -> TrainConfig:
     return config_for(method, **{**settings, **overrides})
 
 
-def paper(method: str = "grpo", **overrides: Any) -> TrainConfig:
+def paper(method: str = DEFAULT_METHOD, **overrides: Any) -> TrainConfig:
     """The SRPO paper's settings (arXiv 2605.25507 §9.6): 32 prompts x 8 rollouts, LoRA rank 64, lr 5e-5; SRPO's
     localiser falls back to step 1 as the official code. The loss is each method's default in every preset: the
     PPO clipped surrogate (token mean) for GRPO and RREDCoT-GRPO, the sequence-mean REINFORCE loss for SRPO and

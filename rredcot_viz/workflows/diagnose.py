@@ -27,7 +27,7 @@ from rredcot_viz.jobs import Cancelled
 from rredcot_viz.model.backends import Sampler
 from rredcot_viz.paths import shared_data_dir
 from rredcot_viz.scoring import BoundaryCache, PromptConfig
-from rredcot_viz.segmenters import segmenters, steps_segmenter
+from rredcot_viz.segmenters import segmenters, starting_segmenter, steps_segmenter
 from rredcot_viz.settings import Settings, setting
 from rredcot_viz.traces.importers import import_file
 from rredcot_viz.traces.references import attach_references
@@ -50,8 +50,9 @@ class RecordSelection(Settings):
                                  "no correct ones); none: every record", low=1)  # fmt: skip
     sample_seed: int = setting(0, "seed of the sample", low=0)
     balanced: bool = setting(False, "with a sample: equal numbers of erroneous and correct records")
-    segmenter: str = setting("given", "how records are segmented; other segmenters' predictions are mapped onto "
-                             "the steps (given: segment t = step t)", choices=segmenters.names)  # fmt: skip
+    segmenter: str = setting(starting_segmenter(has_steps=True), "how records are segmented; other segmenters' "
+                             "predictions are mapped onto the steps (given: segment t = step t)",
+                             choices=segmenters.names)  # fmt: skip
     strict: bool = setting(False, "stop before any model work when a detector cannot run on every record (off: "
                            "run each detector on the records it can run on; the others count as misses)")  # fmt: skip
 

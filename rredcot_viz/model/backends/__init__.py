@@ -2,6 +2,6 @@
 
 from rredcot_viz.model.backends import local, openai  # noqa: F401  (each registers its backend)
 from rredcot_viz.model.backends.base import Sampler, build_sampler
-from rredcot_viz.model.backends.spec import SamplerConfig, SamplerSpec, samplers
+from rredcot_viz.model.backends.spec import DEFAULT_SAMPLER, SamplerConfig, SamplerSpec, samplers
 
-__all__ = ["Sampler", "SamplerConfig", "SamplerSpec", "build_sampler", "samplers"]
+__all__ = ["DEFAULT_SAMPLER", "Sampler", "SamplerConfig", "SamplerSpec", "build_sampler", "samplers"]

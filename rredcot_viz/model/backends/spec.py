@@ -11,6 +11,7 @@ from rredcot_viz.settings import Settings
 
 samplers: Registry[Any] = Registry("sampler")
 """Backend name -> ``Sampler`` subclass (``backends.base``; typed loosely to keep this module a leaf)."""
+DEFAULT_SAMPLER = "local"  # this process's own model: no server to start or check
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class SamplerConfig(Settings):
 class SamplerSpec:
     """Which backend samples, and its settings: hashable, so the app keeps one sampler per choice and model."""
 
-    backend: str = "local"
+    backend: str = DEFAULT_SAMPLER
     config: SamplerConfig | None = None  # None: the backend's defaults
 
     def build(self, lm: Any) -> Any:
