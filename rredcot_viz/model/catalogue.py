@@ -121,7 +121,7 @@ QWEN_CODER_15B = CatalogueModel(
     linear_parameters=1_310_195_712,
     reason=(
         "the only offline model whose probability of the right answer rises before the answer is written "
-        "(0.03, 0.01, 0.10, 0.54, 1.00 over a 4-step trace); its Monte Carlo check is in progress (9 of 16 traces); "
+        "(0.03, 0.01, 0.10, 0.54, 1.00 over a 4-step trace); its Monte Carlo check is in progress (10 of 16 traces); "
         "~20 s per 512 tokens on a 2-core CPU"
     ),
     wheels=_chunks(

@@ -73,7 +73,7 @@ def recorded_analysis(prefix: str, trace: Trace) -> Analysis | None:
         f"These scores were {recording.label}, a model whose values move before the answer is written "
         f"(segmenter {recording.settings['segmenter']}; estimator {recording.settings['estimator_name']}). "
         "No Monte Carlo check stands behind them yet: a pre-registered run against the model's own rollouts is in "
-        "progress (9 of its 16 traces, five problems: too few to say anything; docs/BENCHES.md). Choose “Re-score "
+        "progress (10 of its 16 traces, five problems: too few to say anything; docs/BENCHES.md). Choose “Re-score "
         "live” to see what the loaded model makes of this trace.",
         icon="📼",
     )
