@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from comparison.report import CONTROL_NAMES, Table, fmt, k_counts, summary
+from comparison.report import CONTROL_NAMES, Table, fmt, k_counts, mechanism, summary
 from comparison.rows import REFERENCE_N, TraceResult
 from comparison.stats import bootstrap_ratio
 from comparison.stats import paired_bootstrap_ratio_difference as ratio_difference
 
 LEAN_ROWS = ("rredcot", "answer_only", "v_hat[whole,geo_mean]", "loo", "mc1", "mc2")
+SMALL_CREDIT = 0.01  # a change in the probability of the right answer that a user would not read as a step's credit
+RISEN = 0.1  # R-hat above s_1's by this much before the answer is written: the model "sees the answer coming"
 LEAN_NAMES = {"rredcot": "RREDCoT (defaults)", "answer_only": "R-hat alone", "v_hat[whole,geo_mean]": "v-hat alone",
               "loo": "LOO", "mc1": "MC(1)", "mc2": "MC(2)"}  # fmt: skip
 
@@ -46,6 +48,43 @@ def minutes_per_trace(saved: dict) -> float:
     """The scored traces' own measured minutes (their states' sampling and their rows, over every sitting)."""
     seconds = [r["wall_seconds"] for r in saved["traces"] if r.get("wall_seconds")]
     return float(np.mean(seconds)) / 60 if seconds else float("nan")
+
+
+def by_outcome(usable: list[TraceResult], say) -> None:
+    """Each row on the correct and on the failed traces apart: where a row's agreement comes from (on a failed
+    trace the model may give the right answer no probability at any state, so R-hat is flat and RREDCoT's order
+    is v-hat's); and how many non-final credits are under 0.01 in size, too small for their order to mean much;
+    and on how many traces R-hat rose before the answer was written."""
+    say("\nBy outcome (pairs nf against MC(16); one trace of each outcome per problem, so problems are resampled):")
+    say(f"{'row':22s} {'correct traces':>22s} {'failed traces':>22s}")
+    groups = [[r for r in usable if r.trace.outcome == outcome] for outcome in (1.0, 0.0)]
+    tables = [ProblemTable(group) if group else None for group in groups]
+    for name in (*LEAN_ROWS, "position", "reverse_position"):
+        cells = [fmt(table.pooled(name)) if table else "-" for table in tables]
+        say(f"{LEAN_NAMES.get(name, name):22s} {cells[0]:>22s} {cells[1]:>22s}")
+    counts = [
+        f"{len(group)} traces, {int(table.pairs['position'][1].sum()) if table else 0} pairs"
+        for group, table in zip(groups, tables, strict=True)
+    ]
+    say(f"{'':22s} {counts[0]:>22s} {counts[1]:>22s}")
+    for name, label in (("answer_only", "R-hat"), ("v_hat[whole,geo_mean]", "v-hat"), ("mc16", "MC(16)")):
+        small = [
+            f"{sum(int(np.sum(np.abs(r.scores[name][:-1]) < SMALL_CREDIT)) for r in group)} of "
+            f"{sum(r.k - 1 for r in group)}"
+            for group in groups
+        ]
+        say(f"{'|' + label + '| < ' + str(SMALL_CREDIT):22s} {small[0]:>22s} {small[1]:>22s}  (non-final credits)")
+    rises = [
+        f"{sum(rise(r) > RISEN for r in group)} of {len(group)} (max {max((rise(r) for r in group), default=0):.2f})"
+        for group in groups
+    ]
+    say(f"{'R-hat rose > ' + str(RISEN):22s} {rises[0]:>22s} {rises[1]:>22s}  (before the last segment)")
+
+
+def rise(result: TraceResult) -> float:
+    """How far R-hat, the probability of the right answer, climbed above its value at s_1 at any state before the
+    last segment (the running sum of its non-final credits)."""
+    return float(max(np.cumsum(result.scores["answer_only"][:-1]).max(), 0.0))
 
 
 def report_lean(results: list[TraceResult], saved: dict, quiet: bool = False) -> dict[str, str]:
@@ -111,6 +150,8 @@ def report_lean(results: list[TraceResult], saved: dict, quiet: bool = False) ->
     say("\nDifferences (paired bootstrap over problems, pairs nf):")
     for other in ("position", "reverse_position", "answer_only", "v_hat[whole,geo_mean]", "mc2", "loo"):
         say(f"  RREDCoT - {LEAN_NAMES.get(other, other)}: {fmt(table.pair_gain('rredcot', other))}")
+    by_outcome(usable, say)
+    mechanism(usable, say)
     rredcot_tokens = float(np.mean([r.tokens["rredcot"] for r in usable]))
     mc2_tokens = float(np.mean([r.tokens["mc2"] for r in usable]))
     pooled = lambda name: f"{table.pooled(name)[0]:.3f}"  # noqa: E731

@@ -145,8 +145,13 @@ def test_report_from_reprints_the_issue42_last_line_from_the_saved_file(tmp_path
     path = tmp_path / "run.json"
     saved.save(path, protocol, screened, drawn, results, None, {"run": {"screen_seconds": 30.0}})
     compare.main(["--report-from", str(path)])
-    line = capsys.readouterr().out.strip().splitlines()[-1]
-    fields = dict(item.split("=", 1) for item in line.split())
+    out = capsys.readouterr().out.strip().splitlines()
+    fields = dict(item.split("=", 1) for item in out[-1].split())
+    counts = next(line for line in out if "traces," in line).split()
+    assert counts[0] == str(sum(r.trace.outcome == 1.0 for r in usable)) and counts[4] == str(
+        sum(r.trace.outcome == 0.0 for r in usable)
+    )
+    assert int(counts[2]) + int(counts[6]) == int(fields["nonfinal_pairs"])
     keys = ["model", "traces_scored", "problems", "mc_split_half", "rredcot_pairs", "rredcot_over_ceiling",
             "rhat_only_pairs", "vhat_only_pairs", "position_pairs", "reverse_position_pairs",
             "mc2_pairs_at_equal_cost", "minutes_per_trace"]  # fmt: skip
@@ -160,6 +165,14 @@ def test_report_from_reprints_the_issue42_last_line_from_the_saved_file(tmp_path
     assert fields["mc_split_half"] == f"{sum(h[0] for h in halves) / sum(h[1] for h in halves):.3f}"
     ratio = float(fields["rredcot_pairs"]) / float(fields["mc_split_half"])
     assert float(fields["rredcot_over_ceiling"]) == pytest.approx(ratio, abs=2e-3)
+
+
+def test_rhat_rise_is_the_highest_running_sum_of_its_non_final_credits():
+    def result(credits: list[float]) -> rows.TraceResult:
+        return rows.TraceResult(None, 0, "selection", 4, np.zeros(4), np.zeros(5), {"answer_only": np.array(credits)})
+
+    assert lean.rise(result([0.0, 0.3, -0.1, 0.9])) == pytest.approx(0.3)
+    assert lean.rise(result([-0.2, 0.1, 0.0, 1.0])) == 0.0
 
 
 def test_problems_are_resampled_whole_by_the_bootstrap():
