@@ -51,10 +51,9 @@ def minutes_per_trace(saved: dict) -> float:
 
 
 def by_outcome(usable: list[TraceResult], say) -> None:
-    """Each row on the correct and on the failed traces apart: where a row's agreement comes from (on a failed
-    trace the model may give the right answer no probability at any state, so R-hat is flat and RREDCoT's order
-    is v-hat's); and how many non-final credits are under 0.01 in size, too small for their order to mean much;
-    and on how many traces R-hat rose before the answer was written."""
+    """Where a row's agreement comes from: each row on the correct and on the failed traces apart, how many
+    non-final credits are under SMALL_CREDIT in size (too small for their order to mean much), and on how many
+    traces R-hat rose before the answer was written."""
     say("\nBy outcome (pairs nf against MC(16); one trace of each outcome per problem, so problems are resampled):")
     say(f"{'row':22s} {'correct traces':>22s} {'failed traces':>22s}")
     groups = [[r for r in usable if r.trace.outcome == outcome] for outcome in (1.0, 0.0)]
@@ -74,10 +73,8 @@ def by_outcome(usable: list[TraceResult], say) -> None:
             for group in groups
         ]
         say(f"{'|' + label + '| < ' + str(SMALL_CREDIT):22s} {small[0]:>22s} {small[1]:>22s}  (non-final credits)")
-    rises = [
-        f"{sum(rise(r) > RISEN for r in group)} of {len(group)} (max {max((rise(r) for r in group), default=0):.2f})"
-        for group in groups
-    ]
+    climbs = [[rise(r) for r in group] for group in groups]
+    rises = [f"{sum(c > RISEN for c in cs)} of {len(cs)} (max {max(cs, default=0):.2f})" for cs in climbs]
     say(f"{'R-hat rose > ' + str(RISEN):22s} {rises[0]:>22s} {rises[1]:>22s}  (before the last segment)")
 
 

@@ -152,6 +152,9 @@ def test_report_from_reprints_the_issue42_last_line_from_the_saved_file(tmp_path
         sum(r.trace.outcome == 0.0 for r in usable)
     )
     assert int(counts[2]) + int(counts[6]) == int(fields["nonfinal_pairs"])
+    small = next(line for line in out if line.startswith("|R-hat| < 0.01")).split()
+    segments = [sum(r.k - 1 for r in usable if r.trace.outcome == outcome) for outcome in (1.0, 0.0)]
+    assert [int(small[5]), int(small[8])] == segments
     keys = ["model", "traces_scored", "problems", "mc_split_half", "rredcot_pairs", "rredcot_over_ceiling",
             "rhat_only_pairs", "vhat_only_pairs", "position_pairs", "reverse_position_pairs",
             "mc2_pairs_at_equal_cost", "minutes_per_trace"]  # fmt: skip
